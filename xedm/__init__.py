@@ -1,0 +1,53 @@
+"""xedm: Empirical Dynamic Modeling and recurrence analysis on labeled (xarray) data.
+
+Importing xedm registers the ``.edm`` accessor on ``xr.DataArray`` and ``xr.Dataset``.
+
+>>> import xedm
+>>> ds = xedm.datasets.coupled_logistic(500)
+>>> skill = ds.edm.embed_dimension(columns="x", E_max=6)
+>>> int(skill.attrs["best_E"]) >= 1
+True
+"""
+
+from __future__ import annotations
+
+from . import accessor as _accessor  # noqa: F401  (registers .edm)
+from . import datasets
+from .labeled.edm import (
+    embed_dimension,
+    predict_interval,
+    predict_nonlinear,
+    simplex,
+    smap,
+)
+from .options import get_option, set_options
+
+__version__ = "0.1.0"
+
+
+def rqa(*args, **kwargs):
+    """Recurrence quantification analysis; see :func:`xedm.labeled.rqa.rqa`."""
+    from .labeled.rqa import rqa as _rqa
+
+    return _rqa(*args, **kwargs)
+
+
+def recurrence_plot(*args, **kwargs):
+    """Recurrence matrix as a boolean DataArray; see :func:`xedm.labeled.rqa.recurrence_plot`."""
+    from .labeled.rqa import recurrence_plot as _rp
+
+    return _rp(*args, **kwargs)
+
+
+__all__ = [
+    "datasets",
+    "embed_dimension",
+    "get_option",
+    "predict_interval",
+    "predict_nonlinear",
+    "recurrence_plot",
+    "rqa",
+    "set_options",
+    "simplex",
+    "smap",
+]

@@ -1,0 +1,67 @@
+"""Kernel registry: one name, one signature, one implementation per device.
+
+``get_kernel("knn_sweep", "cpu")`` returns the numba kernel; ``get_kernel(name, "gpu")`` the
+CuPy twin.  Modules are imported lazily so that ``import xedm`` never pulls numba-compiled code
+or CuPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+# name -> {backend: "module:function"}
+_REGISTRY: dict[str, dict[str, str]] = {}
+
+
+def register(name: str, backend: str, target: str) -> None:
+    """Register ``target`` ("module:function", relative to xedm.kernels) for (name, backend)."""
+    _REGISTRY.setdefault(name, {})[backend] = target
+
+
+def available(name: str) -> list[str]:
+    return sorted(_REGISTRY.get(name, {}))
+
+
+def get_kernel(name: str, backend: str) -> Callable[..., Any]:
+    try:
+        target = _REGISTRY[name][backend]
+    except KeyError:
+        raise ValueError(
+            f"no {backend!r} kernel named {name!r}; available backends: {available(name)}"
+        ) from None
+    module, func = target.split(":")
+    return getattr(importlib.import_module(f"xedm.kernels.{module}"), func)
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def resolve_backend(backend: str | None) -> str:
+    """Turn ``"auto"`` into a concrete backend (rule: gpu when CuPy sees a device, else cpu)."""
+    from ..options import get_option
+
+    backend = get_option("backend") if backend is None else backend
+    if backend not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"backend={backend!r} is invalid; choose 'auto', 'cpu' or 'gpu'")
+    if backend == "auto":
+        return "gpu" if gpu_available() else "cpu"
+    if backend == "gpu" and not gpu_available():
+        raise ValueError("backend='gpu' needs CuPy and an NVIDIA GPU; install xedm[gpu] or use backend='cpu'")
+    return backend
+
+
+# EDM kernels
+register("knn_sweep", "cpu", "cpu_knn:knn_sweep")
+register("knn_single", "cpu", "cpu_knn:knn_single")
+register("simplex_predict", "cpu", "cpu_predict:simplex_predict")
+register("smap_predict", "cpu", "cpu_predict:smap_predict")
+
+# RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
