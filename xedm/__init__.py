@@ -12,7 +12,6 @@ True
 from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers .edm)
-from . import datasets
 from .labeled.edm import (
     embed_dimension,
     predict_interval,
@@ -23,6 +22,15 @@ from .labeled.edm import (
 from .options import get_option, set_options
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # submodules imported on first use, so `import xedm` stays fast
+    if name in ("datasets", "plot"):
+        import importlib
+
+        return importlib.import_module(f"xedm.{name}")
+    raise AttributeError(f"module 'xedm' has no attribute {name!r}")
 
 
 def rqa(*args, **kwargs):

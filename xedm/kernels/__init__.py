@@ -8,7 +8,8 @@ or CuPy.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # name -> {backend: "module:function"}
 _REGISTRY: dict[str, dict[str, str]] = {}
@@ -44,17 +45,31 @@ def gpu_available() -> bool:
         return False
 
 
-def resolve_backend(backend: str | None) -> str:
-    """Turn ``"auto"`` into a concrete backend (rule: gpu when CuPy sees a device, else cpu)."""
+def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = ()) -> str:
+    """Turn ``"auto"`` into a concrete backend.
+
+    Rule: "gpu" when CuPy sees a device and every kernel in ``kernels`` has a GPU twin, else
+    "cpu".  An explicit "gpu" without a device or without the kernels is a clear error.
+    """
     from ..options import get_option
 
     backend = get_option("backend") if backend is None else backend
     if backend not in ("auto", "cpu", "gpu"):
         raise ValueError(f"backend={backend!r} is invalid; choose 'auto', 'cpu' or 'gpu'")
+    has_gpu_kernels = all("gpu" in _REGISTRY.get(k, {}) for k in kernels)
     if backend == "auto":
-        return "gpu" if gpu_available() else "cpu"
-    if backend == "gpu" and not gpu_available():
-        raise ValueError("backend='gpu' needs CuPy and an NVIDIA GPU; install xedm[gpu] or use backend='cpu'")
+        return "gpu" if has_gpu_kernels and gpu_available() else "cpu"
+    if backend == "gpu":
+        if not has_gpu_kernels:
+            missing = [k for k in kernels if "gpu" not in _REGISTRY.get(k, {})]
+            raise ValueError(
+                f"backend='gpu' is not available for this function yet (no GPU kernel for "
+                f"{missing}); use backend='cpu'"
+            )
+        if not gpu_available():
+            raise ValueError(
+                "backend='gpu' needs CuPy and an NVIDIA GPU; install xedm[gpu] or use backend='cpu'"
+            )
     return backend
 
 

@@ -1,0 +1,171 @@
+"""Embedding bookkeeping on plain arrays: library and prediction point sets.
+
+Series are ``X`` with shape ``(B, C, T)`` (B series, C columns, T time steps) and a target
+``y`` with shape ``(B, T)``.  The state at index t is
+``(X[:, c, t - e*tau] for c in columns for e in range(E))``; kernels read it straight from a
+zero-padded copy of the series, so no embedding matrix is ever built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class LibSpec:
+    """Library selection as positions: disjoint inclusive ``segments`` (S, 2), or a ``mask`` (T,)."""
+
+    segments: np.ndarray | None = None
+    mask: np.ndarray | None = None
+
+    @classmethod
+    def whole(cls, T: int) -> LibSpec:
+        return cls(segments=np.array([[0, T - 1]], dtype=np.int64))
+
+    def size(self) -> int:
+        """Number of time points selected (before any embedding or NaN trimming)."""
+        if self.mask is not None:
+            return int(self.mask.sum())
+        return int(np.sum(self.segments[:, 1] - self.segments[:, 0] + 1))
+
+
+def span(E: int, tau: int, embedded: bool) -> int:
+    """How far the embedding window reaches into the past, in index steps."""
+    return 0 if embedded else (E - 1) * tau
+
+
+def window_finite(fin: np.ndarray, E: int, tau: int, embedded: bool) -> np.ndarray:
+    """(B, T) bool: the embedding window of X_t is complete and finite."""
+    s = span(E, tau, embedded)
+    ok = fin.copy()
+    if not embedded:
+        for e in range(1, E):
+            lag = e * tau
+            ok[:, lag:] &= fin[:, :-lag]
+        ok[:, :s] = False
+    return ok
+
+
+def library_points(
+    fin_x: np.ndarray,
+    fin_y: np.ndarray,
+    lib: LibSpec,
+    E: int,
+    tau: int,
+    Tp: int,
+    embedded: bool,
+) -> np.ndarray:
+    """(B, T) bool: which states X_t are library points (CONVENTIONS.md, "Library").
+
+    ``fin_x`` (B, T) says where every column is finite, ``fin_y`` (B, T) where the target is.
+    """
+    B, T = fin_x.shape
+    s = span(E, tau, embedded)
+    t = np.arange(T)
+    ok = window_finite(fin_x, E, tau, embedded)
+    target = t + Tp
+    inside = (target >= 0) & (target < T)
+    y_ok = np.zeros((B, T), dtype=bool)
+    y_ok[:, inside] = fin_y[:, target[inside]]
+    if lib.mask is not None:
+        sel = lib.mask & (t - s >= 0) & inside
+    else:
+        sel = np.zeros(T, dtype=bool)
+        for a, b in lib.segments:
+            lo = max(a + s, a - Tp)  # window and target (Tp < 0) inside the segment
+            hi = min(b, b - Tp)  # target (Tp > 0) inside the segment
+            if hi >= lo:
+                sel[lo : hi + 1] = True
+    return ok & y_ok & sel[None, :]
+
+
+def prediction_times(pred_mask: np.ndarray, E: int, tau: int, embedded: bool) -> np.ndarray:
+    """Positions t in pred whose embedding window lies inside the data (static, no NaN check)."""
+    s = span(E, tau, embedded)
+    t = np.flatnonzero(pred_mask)
+    return t[t >= s].astype(np.int64)
+
+
+def padded_series(X: np.ndarray, pad: int) -> np.ndarray:
+    """A float64 copy of X (B, C, T) with ``pad`` leading zeros and non-finite values set to 0.
+
+    Non-finite values never enter a valid distance (their states are excluded by the point
+    sets); zeroing them keeps incremental distance sums finite.
+    """
+    B, C, T = X.shape
+    out = np.zeros((B, C, T + pad), dtype=np.float64)
+    body = out[:, :, pad:]
+    body[...] = X
+    body[~np.isfinite(body)] = 0.0
+    return out
+
+
+def candidate_range(lib_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per series the hull [lo, hi) of positions that are library points for any E: (B,), (B,)."""
+    any_ok = lib_ok.reshape(-1, lib_ok.shape[-2], lib_ok.shape[-1]).any(axis=0)
+    B, T = any_ok.shape
+    lo = np.zeros(B, dtype=np.int64)
+    hi = np.zeros(B, dtype=np.int64)
+    for b in range(B):
+        nz = np.flatnonzero(any_ok[b])
+        if nz.size:
+            lo[b], hi[b] = nz[0], nz[-1] + 1
+    return lo, hi
+
+
+@dataclass
+class Prepared:
+    """Everything the kernels need for one (E list, tau, Tp) problem on a batch of series."""
+
+    Xpad: np.ndarray  # (B, C, pad + T)
+    pad: int
+    lib_ok: np.ndarray  # (nE, B, T)
+    pred_t: np.ndarray  # (P,)
+    pred_ok: np.ndarray  # (nE, B, P)
+    kernel_E: np.ndarray  # (nE,) lags the kernel uses (1 for embedded=True)
+    q_lo: np.ndarray  # (B,)
+    q_hi: np.ndarray  # (B,)
+    tau: int
+
+
+def prepare(
+    X: np.ndarray,
+    y: np.ndarray,
+    E_list: np.ndarray,
+    tau: int,
+    Tp: int,
+    lib: LibSpec,
+    pred_mask: np.ndarray,
+    embedded: bool,
+) -> Prepared:
+    """Point sets and padded series for every E in ``E_list`` (ascending)."""
+    fin_x = np.isfinite(X).all(axis=1)
+    fin_y = np.isfinite(y)
+    kernel_E = np.ones(len(E_list), np.int64) if embedded else np.asarray(E_list, np.int64)
+    pad = span(int(kernel_E[-1]), tau, False)
+    pred_t = prediction_times(pred_mask, int(kernel_E[0]), tau, False)
+    lib_ok = np.stack(
+        [library_points(fin_x, fin_y, lib, int(e), tau, Tp, False) for e in kernel_E]
+    )
+    pred_ok = np.stack([window_finite(fin_x, int(e), tau, False)[:, pred_t] for e in kernel_E])
+    q_lo, q_hi = candidate_range(lib_ok)
+    return Prepared(
+        padded_series(X, pad), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo, q_hi, tau
+    )
+
+
+def static_library_size(T: int, lib: LibSpec, E: int, tau: int, Tp: int, embedded: bool) -> int:
+    """Library points of a NaN-free series (what the selection allows at most)."""
+    ones = np.ones((1, T), dtype=bool)
+    return int(library_points(ones, ones, lib, E, tau, Tp, embedded).sum())
+
+
+def observed_at(y: np.ndarray, out_t: np.ndarray) -> np.ndarray:
+    """y (B, T) at target positions ``out_t``; NaN where the target lies outside the data."""
+    T = y.shape[-1]
+    inside = (out_t >= 0) & (out_t < T)
+    obs = np.full(y.shape[:-1] + out_t.shape, np.nan)
+    obs[..., inside] = y[..., out_t[inside]]
+    return obs

@@ -1,0 +1,135 @@
+"""Simplex projection and its skill sweeps over E and Tp, on plain arrays.
+
+Arrays: ``X`` (B, C, T) library/state columns, ``y`` (B, T) target; results are batched over B.
+Neighbour tables come from :mod:`xedm.neighbors`; a sweep over E computes all tables in one
+pass (distances accumulate across E); a sweep over Tp reuses one table for every Tp.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import get_kernel
+from ..neighbors.base import knn_tables
+from .embed import LibSpec, observed_at, prepare, static_library_size
+from .skill import skill
+
+TABLE_BYTES = 512 * 2**20  # neighbour-table memory per batch of series
+
+
+def batches(B: int, bytes_per_series: int):
+    """Slices over the series axis keeping each batch's tables under TABLE_BYTES."""
+    step = max(1, TABLE_BYTES // max(int(bytes_per_series), 1))
+    for s in range(0, B, step):
+        yield slice(s, min(B, s + step))
+
+
+def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int, embedded: bool):
+    """knn (default E+1), checked against the number of library points the selection allows."""
+    k = E + 1 if knn is None else knn
+    n_lib = static_library_size(T, lib, E, tau, Tp, embedded)
+    if n_lib < k + 1:
+        raise ValueError(
+            f"lib gives {n_lib} library points for E={E}, tau={tau}, Tp={Tp}, but knn={k} "
+            f"needs at least knn+1 = {k + 1}; use a longer lib, a smaller E or a smaller knn"
+        )
+    return k
+
+
+def simplex(
+    X, y, *, E, tau, Tp, knn, excl, lib, pred_mask, embedded, backend, method
+) -> dict[str, np.ndarray]:
+    """Simplex projection of ``y`` from the states of ``X``; see :func:`xedm.simplex`."""
+    B, C, T = X.shape
+    k = default_knn(knn, E, T, lib, tau, Tp, embedded)
+    predict = get_kernel("simplex_predict", backend)
+    preds = []
+    for sl in batches(B, 16 * k * T):
+        prep = prepare(X[sl], y[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
+        idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
+        preds.append(predict(idx[0], dist[0], y[sl], Tp))
+        pred_t = prep.pred_t
+    prediction = np.concatenate(preds, axis=0)
+    out_t = pred_t + Tp
+    observed = observed_at(y, out_t)
+    return {"prediction": prediction, "observed": observed, "out_t": out_t, "knn": k,
+            **skill(observed, prediction)}
+
+
+def embed_dimension(
+    X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method
+) -> dict[str, np.ndarray]:
+    """Skill for every E in ``E_list`` from one pass over the distances: (nE, B) arrays."""
+    B, C, T = X.shape
+    E_list = np.sort(np.asarray(E_list, np.int64))
+    k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False) for e in E_list])
+    predict = get_kernel("simplex_predict", backend)
+    out = []
+    for sl in batches(B, 16 * int(k_list.sum()) * T):
+        prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
+        idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
+        obs = observed_at(y[sl], prep.pred_t + Tp)
+        rows = []
+        for i, k in enumerate(k_list):
+            pred = predict(idx[i, ..., :k], dist[i, ..., :k], y[sl], Tp)
+            pred = np.where(prep.pred_ok[i], pred, np.nan)
+            rows.append(skill(obs, pred))
+        out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
+    res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}
+    res["E"] = E_list
+    res["knn"] = k_list
+    return res
+
+
+def _first_valid(idx, dist, ok, k):
+    """Keep, per row, the first k entries whose library point is valid (``ok`` (B, T))."""
+    B = ok.shape[0]
+    bsel = np.arange(B).reshape((B, 1, 1))
+    valid = (idx >= 0) & ok[bsel, np.maximum(idx, 0)]
+    order = np.argsort(~valid, axis=-1, kind="stable")[..., :k]
+    idx_k = np.take_along_axis(idx, order, axis=-1)
+    dist_k = np.take_along_axis(dist, order, axis=-1)
+    keep = np.take_along_axis(valid, order, axis=-1)
+    return np.where(keep, idx_k, -1), np.where(keep, dist_k, np.inf)
+
+
+def predict_interval(
+    X, y, *, E, tau, Tp_list, knn, excl, lib, pred_mask, embedded, backend, method
+) -> dict[str, np.ndarray]:
+    """Skill for every Tp in ``Tp_list``: (nTp, B) arrays.
+
+    One neighbour table over the union of the library sets of all Tp, deep enough (k plus the
+    points any single Tp loses) that the first k valid entries are exactly that Tp's k nearest.
+    """
+    B, C, T = X.shape
+    Tp_list = np.asarray(Tp_list, np.int64)
+    ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded) for tp in Tp_list]
+    k = ks[0]
+    predict = get_kernel("simplex_predict", backend)
+    out = []
+    for sl in batches(B, 16 * 4 * k * T):
+        preps = [prepare(X[sl], y[sl], np.array([E]), tau, int(tp), lib, pred_mask, embedded)
+                 for tp in Tp_list]
+        oks = np.stack([pp.lib_ok[0] for pp in preps])  # (nTp, b, T)
+        union = oks.any(axis=0)
+        lost = int((union[None] & ~oks).sum(axis=-1).max())
+        base = preps[0]
+        base.lib_ok = union[None]
+        base.q_lo, base.q_hi = _hull(union)
+        idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
+        rows = []
+        for i, tp in enumerate(Tp_list):
+            idx_k, dist_k = _first_valid(idx[0], dist[0], oks[i], k)
+            pred = predict(idx_k, dist_k, y[sl], int(tp))
+            rows.append(skill(observed_at(y[sl], base.pred_t + int(tp)), pred))
+        out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
+    res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}
+    res["Tp"] = Tp_list
+    res["knn"] = k
+    return res
+
+
+def _hull(ok):
+    from .embed import candidate_range
+
+    return candidate_range(ok[None])

@@ -1,0 +1,85 @@
+"""Parameter checks shared by every EDM function: clear errors naming the parameter and the fix."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_int(name: str, value, minimum: int | None = None, hint: str = "") -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,)):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}{hint}")
+    return value
+
+
+def check_E(E) -> int:
+    return check_int("E", E, 1, " (E is the embedding dimension: use E=1 or more)")
+
+
+def check_tau(tau) -> int:
+    return check_int(
+        "tau", tau, 1, " (tau >= 1 lags into the past; pyEDM's tau=-1 is xedm's tau=1)"
+    )
+
+
+def check_Tp(Tp) -> int:
+    return check_int("Tp", Tp)
+
+
+def check_exclusion_radius(r) -> int:
+    return check_int("exclusion_radius", r, 0, " (use 0 for plain leave-one-out)")
+
+
+def check_knn(knn, name: str = "knn") -> int | None:
+    if knn is None:
+        return None
+    return check_int(name, knn, 1, " (leave knn=None for the default)")
+
+
+def check_theta(theta) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(theta, dtype=float))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"theta must be a number or a 1-D list of numbers, got {theta!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"theta must be finite and >= 0, got {theta!r}")
+    return arr
+
+
+def check_int_list(name: str, values, minimum: int | None = None) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(values))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be an integer or a non-empty 1-D list of integers")
+    out = np.array([check_int(name, v, minimum) for v in arr.tolist()], dtype=np.int64)
+    if len(np.unique(out)) != len(out):
+        raise ValueError(f"{name} has repeated values: {out.tolist()}")
+    return out
+
+
+def check_embedding_fits(E: int, tau: int, T: int, ncols: int = 1, embedded: bool = False) -> None:
+    if embedded:
+        if E != ncols:
+            raise ValueError(
+                f"with embedded=True, E must equal the number of columns ({ncols}), got E={E}"
+            )
+        return
+    span = (E - 1) * tau
+    if span >= T:
+        raise ValueError(
+            f"E={E} with tau={tau} needs (E-1)*tau = {span} < the series length {T}; "
+            f"use a smaller E or tau, or a longer series"
+        )
+
+
+def check_solver(solver: str, alpha: float) -> tuple[str, float]:
+    if solver not in ("lstsq", "ridge"):
+        raise ValueError(f"solver must be 'lstsq' or 'ridge', got {solver!r}")
+    alpha = float(alpha)
+    if not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    if solver == "ridge" and alpha == 0:
+        raise ValueError("solver='ridge' needs alpha > 0 (alpha=0 is solver='lstsq')")
+    return solver, alpha

@@ -1,0 +1,128 @@
+"""Exact k-nearest-neighbour kernels (numba, CPU).
+
+Distances are computed straight from the zero-padded series ``Xpad`` (B, C, pad + T), never
+from a copied embedding matrix, and fused with top-k selection, so memory is O(P * k).
+Neighbours are ordered by (distance, |t_pred - t_lib|, t_lib), all ascending.
+
+Signature shared with the GPU twin::
+
+    knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi)
+        -> idx (nE, B, P, kmax) int64 (-1 = none), dist (nE, B, P, kmax) float64 (inf = none)
+
+``lib_ok`` (nE, B, T) and ``pred_ok`` (nE, B, P) say which states are library / prediction
+points for each embedding dimension in ``E_list`` (ascending); ``k_list`` gives k per E.
+Library points with ``|t_lib - t_pred| <= excl`` are skipped (excl >= 0: self is always
+skipped).  Squared distances accumulate over lags, so one pass serves every E of a sweep.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._flags import FASTMATH_STRICT
+
+CHUNK = 1024  # candidates per distance block (fits L1 with the accumulator)
+
+
+@njit(cache=True, inline="always")
+def _before(d, q, dd, qq, p):
+    """True when candidate (d, q) comes strictly before (dd, qq) for prediction point p."""
+    if d < dd:
+        return True
+    if d > dd:
+        return False
+    a = abs(q - p)
+    aa = abs(qq - p)
+    if a != aa:
+        return a < aa
+    return q < qq
+
+
+@njit(cache=True, inline="always")
+def _insert(dist_row, idx_row, k, d, q, p):
+    """Insert (d, q) into the sorted first k slots of a row, if it belongs there."""
+    if not _before(d, q, dist_row[k - 1], idx_row[k - 1], p):
+        return
+    pos = k - 1
+    while pos > 0 and _before(d, q, dist_row[pos - 1], idx_row[pos - 1], p):
+        dist_row[pos] = dist_row[pos - 1]
+        idx_row[pos] = idx_row[pos - 1]
+        pos -= 1
+    dist_row[pos] = d
+    idx_row[pos] = q
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
+    nE, B, T = lib_ok.shape
+    C = Xpad.shape[1]
+    P = pred_t.shape[0]
+    kmax = 1
+    for i in range(nE):
+        kmax = max(kmax, k_list[i])
+    Emax = E_list[nE - 1]
+    idx = np.full((nE, B, P, kmax), -1, np.int64)
+    dist = np.full((nE, B, P, kmax), np.inf)
+    rows = 8
+    nblk = (P + rows - 1) // rows
+    for task in prange(B * nblk):
+        b = task // nblk
+        blk = task - b * nblk
+        acc = np.empty(CHUNK)
+        for pi in range(blk * rows, min(P, (blk + 1) * rows)):
+            any_ok = False
+            for i in range(nE):
+                if pred_ok[i, b, pi]:
+                    any_ok = True
+            if not any_ok:
+                continue
+            p = pred_t[pi]
+            for q0 in range(q_lo[b], q_hi[b], CHUNK):
+                n = min(CHUNK, q_hi[b] - q0)
+                for j in range(n):
+                    acc[j] = 0.0
+                ie = 0
+                for e in range(Emax):
+                    for c in range(C):
+                        xp = Xpad[b, c, pad + p - e * tau]
+                        base = pad + q0 - e * tau
+                        for j in range(n):
+                            diff = xp - Xpad[b, c, base + j]
+                            acc[j] += diff * diff
+                    if E_list[ie] == e + 1:
+                        if pred_ok[ie, b, pi]:
+                            k = k_list[ie]
+                            drow = dist[ie, b, pi]
+                            irow = idx[ie, b, pi]
+                            thr = drow[k - 1]
+                            for j in range(n):
+                                if acc[j] <= thr:
+                                    q = q0 + j
+                                    if lib_ok[ie, b, q] and abs(q - p) > excl:
+                                        _insert(drow, irow, k, acc[j], q, p)
+                                        thr = drow[k - 1]
+                        ie += 1
+        for pi in range(blk * rows, min(P, (blk + 1) * rows)):
+            for i in range(nE):
+                for j in range(kmax):
+                    dist[i, b, pi, j] = np.sqrt(dist[i, b, pi, j])
+    return idx, dist
+
+
+def knn_single(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi):
+    """One E: (B, P, k) tables.  Same contract as :func:`knn_sweep` with a single E."""
+    idx, dist = knn_sweep(
+        Xpad,
+        pad,
+        lib_ok[None],
+        pred_t,
+        pred_ok[None],
+        np.array([E], np.int64),
+        np.array([k], np.int64),
+        tau,
+        excl,
+        q_lo,
+        q_hi,
+    )
+    return idx[0], dist[0]

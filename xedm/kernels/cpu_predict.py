@@ -1,0 +1,128 @@
+"""Prediction kernels (CPU): simplex from neighbour tables, S-map batched weighted least squares.
+
+Signatures shared with the GPU twins::
+
+    simplex_predict(idx, dist, y, Tp) -> (..., B, P) predictions
+    smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
+                 idx, dist, use_table, alpha, want_sv)
+        -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._flags import FASTMATH_STRICT
+
+D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
+
+
+def simplex_predict(idx: np.ndarray, dist: np.ndarray, y: np.ndarray, Tp: int) -> np.ndarray:
+    """Simplex projection from neighbour tables.
+
+    ``idx``/``dist`` have shape (..., B, P, k) with -1/inf where a row has fewer neighbours;
+    ``y`` (B, T) is the target.  ``w_i = exp(-d_i / max(d_1, 1e-6))``; a row without
+    neighbours predicts NaN.
+    """
+    valid = idx >= 0
+    B = y.shape[0]
+    bsel = np.arange(B).reshape((B, 1, 1))
+    yv = y[bsel, np.where(valid, idx + Tp, 0)]
+    d1 = dist[..., :1]
+    dmin = np.maximum(np.where(np.isfinite(d1), d1, 1.0), D_MIN)
+    w = np.where(valid, np.exp(-np.where(valid, dist, 0.0) / dmin), 0.0)
+    wsum = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pred = (w * np.where(valid, yv, 0.0)).sum(axis=-1) / wsum
+    return np.where(valid[..., 0], pred, np.nan)
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def smap_predict(
+    Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
+    idx, dist, use_table, alpha, want_sv,
+):
+    B, C, _ = Xpad.shape
+    P = pred_t.shape[0]
+    nth = thetas.shape[0]
+    D = C * E
+    nc = D + 1
+    pred = np.full((nth, B, P), np.nan)
+    coef = np.full((nth, B, P, nc), np.nan)
+    sv = np.full((nth, B, P, nc if want_sv else 0), np.nan)
+    nridge = D if alpha > 0.0 else 0
+    eps = np.finfo(np.float64).eps
+    for task in prange(B * P):
+        b = task // P
+        pi = task - b * P
+        if not pred_ok[b, pi]:
+            continue
+        p = pred_t[pi]
+        # neighbours: the table's, or every library point
+        if use_table:
+            m = 0
+            for j in range(idx.shape[2]):
+                if idx[b, pi, j] >= 0:
+                    m += 1
+            qs = idx[b, pi, :m].copy()
+            ds = dist[b, pi, :m].copy()
+        else:
+            qs = np.empty(q_hi[b] - q_lo[b], np.int64)
+            ds = np.empty(q_hi[b] - q_lo[b])
+            m = 0
+            for q in range(q_lo[b], q_hi[b]):
+                if lib_ok[b, q] and abs(q - p) > excl:
+                    s = 0.0
+                    for c in range(C):
+                        for e in range(E):
+                            diff = Xpad[b, c, pad + p - e * tau] - Xpad[b, c, pad + q - e * tau]
+                            s += diff * diff
+                    qs[m] = q
+                    ds[m] = np.sqrt(s)
+                    m += 1
+        if m == 0:
+            continue
+        dmean = 0.0
+        for j in range(m):
+            dmean += ds[j]
+        dmean /= m
+        xp = np.empty(nc)
+        xp[0] = 1.0
+        for c in range(C):
+            for e in range(E):
+                xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
+        A = np.empty((m + nridge, nc))
+        rhs = np.empty(m + nridge)
+        for it in range(nth):
+            theta = thetas[it]
+            for j in range(m):
+                q = qs[j]
+                if theta == 0.0 or dmean == 0.0:
+                    w = 1.0
+                else:
+                    w = np.exp(-theta * ds[j] / dmean)
+                A[j, 0] = w
+                for c in range(C):
+                    for e in range(E):
+                        A[j, 1 + c * E + e] = w * Xpad[b, c, pad + q - e * tau]
+                rhs[j] = w * y[b, q + Tp]
+            if nridge > 0:
+                ra = np.sqrt(alpha)
+                for r in range(nridge):
+                    for cc in range(nc):
+                        A[m + r, cc] = 0.0
+                    A[m + r, 1 + r] = ra
+                    rhs[m + r] = 0.0
+            rows = m + nridge
+            rcond = eps * max(rows, nc)
+            sol, _res, _rank, s = np.linalg.lstsq(A, rhs, rcond)
+            yhat = 0.0
+            for cc in range(nc):
+                coef[it, b, pi, cc] = sol[cc]
+                yhat += sol[cc] * xp[cc]
+            pred[it, b, pi] = yhat
+            if want_sv:
+                for cc in range(min(nc, s.shape[0])):
+                    sv[it, b, pi, cc] = s[cc]
+    return pred, coef, sv

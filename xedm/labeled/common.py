@@ -1,0 +1,141 @@
+"""Shared pieces of the xarray layer: dims, lib/pred selections, extended time labels, attrs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..core.embed import LibSpec
+
+
+def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
+    """The time dimension: ``dim`` (default "time"); a 1-D DataArray uses its only dim."""
+    dims = list(obj.dims)
+    if dim is None:
+        dim = "time"
+        if dim not in dims and isinstance(obj, xr.DataArray) and obj.ndim == 1:
+            return dims[0]
+    if dim not in dims:
+        raise ValueError(
+            f"dim={dim!r} is not a dimension of the data (dims: {dims}); "
+            "pass dim='<your time dimension>'"
+        )
+    return dim
+
+
+def time_index(obj, dim: str) -> pd.Index:
+    """The labels along ``dim`` (positions 0..T-1 when there is no coordinate)."""
+    if dim in obj.coords:
+        return obj.indexes[dim] if dim in obj.indexes else pd.Index(np.asarray(obj[dim]))
+    return pd.RangeIndex(obj.sizes[dim])
+
+
+def check_numeric(da: xr.DataArray, name: str) -> None:
+    kind = da.dtype.kind
+    if kind not in "iuf":
+        raise TypeError(
+            f"variable {name!r} has dtype {da.dtype}; EDM needs real numbers (int or float). "
+            "Convert it with .astype(float)"
+        )
+
+
+def _slice_positions(sl: slice, index: pd.Index, name: str) -> tuple[int, int]:
+    if sl.step is not None:
+        raise ValueError(f"{name}: slices must not have a step, got {sl!r}")
+    try:
+        pos = index.slice_indexer(sl.start, sl.stop)
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{name}={sl!r} does not match the time labels: {err}") from None
+    start, stop, _ = pos.indices(len(index))
+    if stop <= start:
+        raise ValueError(f"{name}={sl!r} selects no time points")
+    return start, stop - 1
+
+
+def _mask(spec, index: pd.Index, dim: str, name: str) -> np.ndarray:
+    if isinstance(spec, xr.DataArray):
+        if spec.dims != (dim,):
+            raise ValueError(f"{name}: a mask DataArray must have the single dim {dim!r}")
+        spec = spec.values
+    arr = np.asarray(spec)
+    if arr.dtype != bool:
+        raise TypeError(
+            f"{name} must be None, a slice of time labels, a list of slices, or a boolean mask; "
+            f"got {type(spec).__name__} of dtype {arr.dtype}"
+        )
+    if arr.shape != (len(index),):
+        raise ValueError(f"{name}: boolean mask has shape {arr.shape}, expected ({len(index)},)")
+    if not arr.any():
+        raise ValueError(f"{name}: the boolean mask selects no time points")
+    return arr
+
+
+def _segments(spec, index: pd.Index, name: str) -> np.ndarray | None:
+    if isinstance(spec, slice):
+        spec = [spec]
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(s, slice) for s in spec):
+        segs = np.array(sorted(_slice_positions(s, index, name) for s in spec), dtype=np.int64)
+        if np.any(segs[1:, 0] <= segs[:-1, 1]):
+            raise ValueError(f"{name}: the slices overlap; give disjoint segments")
+        return segs
+    if isinstance(spec, str):
+        raise TypeError(
+            f"{name}={spec!r}: pyEDM-style strings are not used; pass slice(first, last) of time "
+            "labels (inclusive), e.g. lib=slice(1, 100)"
+        )
+    return None
+
+
+def lib_spec(spec, index: pd.Index, dim: str) -> LibSpec:
+    if spec is None:
+        return LibSpec.whole(len(index))
+    segs = _segments(spec, index, "lib")
+    if segs is not None:
+        return LibSpec(segments=segs)
+    return LibSpec(mask=_mask(spec, index, dim, "lib"))
+
+
+def pred_mask(spec, index: pd.Index, dim: str) -> np.ndarray:
+    T = len(index)
+    if spec is None:
+        return np.ones(T, dtype=bool)
+    segs = _segments(spec, index, "pred")
+    if segs is not None:
+        mask = np.zeros(T, dtype=bool)
+        for a, b in segs:
+            mask[a : b + 1] = True
+        return mask
+    return _mask(spec, index, dim, "pred")
+
+
+def extended_labels(index: pd.Index, positions: np.ndarray) -> np.ndarray:
+    """Labels for positions that may lie before 0 or past T-1 (forecasts), spaced
+    ``time[1] - time[0]`` beyond the data (datetimes too)."""
+    values = np.asarray(index)
+    T = len(values)
+    positions = np.asarray(positions, dtype=np.int64)
+    inside = (positions >= 0) & (positions < T)
+    if inside.all():
+        return values[positions]
+    if T < 2:
+        raise ValueError("cannot extend a time coordinate of length 1")
+    step = values[1] - values[0]
+    out = np.empty(len(positions), dtype=values.dtype)
+    out[inside] = values[positions[inside]]
+    before = positions < 0
+    after = positions >= T
+    out[before] = values[0] + step * positions[before]
+    out[after] = values[-1] + step * (positions[after] - (T - 1))
+    return out
+
+
+def describe(spec) -> str:
+    """A short, attrs-safe description of a lib/pred selection."""
+    if spec is None:
+        return "all"
+    if isinstance(spec, slice):
+        return f"slice({spec.start!r}, {spec.stop!r})"
+    if isinstance(spec, (list, tuple)) and all(isinstance(s, slice) for s in spec):
+        return "[" + ", ".join(describe(s) for s in spec) + "]"
+    return f"mask ({int(np.asarray(getattr(spec, 'values', spec)).sum())} points)"
