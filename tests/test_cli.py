@@ -1,0 +1,242 @@
+"""Tests for the ``xedm`` command line (xedm.cli.main)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
+
+import xedm  # noqa: E402
+from xedm.cli import main  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _has_core() -> bool:
+    try:
+        xedm.simplex(xr.DataArray(np.sin(np.arange(30.0)), dims="time"), E=2)
+    except Exception:
+        return False
+    return True
+
+
+needs_core = pytest.mark.skipif(not _has_core(), reason="xedm.simplex not available yet")
+
+
+# ----------------------------------------------------------------- help / usage
+def test_help(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "xmap", "rqa"):
+        assert command in out
+
+
+@pytest.mark.parametrize("command", ["demo", "xmap", "rqa"])
+def test_subcommand_help(command, capsys):
+    assert main([command, "--help"]) == 0
+    assert "--out" in capsys.readouterr().out
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 0
+    assert "usage" in capsys.readouterr().out.lower()
+
+
+def test_unknown_command_is_usage_error(capsys):
+    assert main(["frobnicate"]) == 2
+
+
+def test_module_entry_point_runs():
+    out = subprocess.run(
+        [sys.executable, "-m", "xedm.cli", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "demo" in out.stdout
+
+
+# ----------------------------------------------------------------- demo
+@needs_core
+def test_demo_writes_png_and_summary(tmp_path, capsys):
+    out = tmp_path / "demo.png"
+    assert main(["demo", "--n", "300", "--out", str(out), "--quiet"]) == 0
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    text = capsys.readouterr().out
+    assert "E = " in text and "rho" in text
+    assert "S-map" in text and str(out) in text
+    if hasattr(xedm, "ccm"):
+        assert "CCM at L" in text
+
+
+@needs_core
+def test_demo_uses_ccm_when_present(tmp_path, capsys, monkeypatch):
+    calls = {}
+
+    def fake_ccm(data, *, columns, lib_sizes, samples, seed, E, progress=True):
+        calls.update(columns=columns, lib_sizes=lib_sizes, samples=samples, seed=seed, E=E)
+        rho = np.zeros((2, 2, len(lib_sizes)))
+        rho[1, 0] = np.linspace(0.2, 0.9, len(lib_sizes))  # library y, target x: x -> y
+        rho[0, 1] = 0.1
+        return xr.Dataset(
+            {"rho": (("library", "target", "lib_size"), rho)},
+            coords={"library": ["x", "y"], "target": ["x", "y"], "lib_size": lib_sizes},
+        )
+
+    monkeypatch.setattr(xedm, "ccm", fake_ccm, raising=False)
+    out = tmp_path / "demo.png"
+    assert main(["demo", "--n", "300", "--out", str(out), "--seed", "3", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "x -> y (library y, target x) rho = 0.900" in text
+    assert "stronger: x -> y" in text
+    assert calls["columns"] == ["x", "y"] and calls["seed"] == 3
+    assert all(calls["E"] < size <= 300 for size in calls["lib_sizes"])
+    assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+@needs_core
+def test_demo_seed_changes_initial_values(tmp_path, capsys):
+    main(["demo", "--n", "200", "--out", str(tmp_path / "a.png"), "--seed", "1", "-q"])
+    a = capsys.readouterr().out
+    main(["demo", "--n", "200", "--out", str(tmp_path / "b.png"), "--seed", "2", "-q"])
+    b = capsys.readouterr().out
+    assert a.splitlines()[3:6] != b.splitlines()[3:6]
+
+
+def test_demo_rejects_tiny_n(tmp_path, capsys):
+    assert main(["demo", "--n", "20", "--out", str(tmp_path / "x.png")]) == 2
+    assert "--n" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- xmap
+@pytest.fixture
+def series_file(tmp_path):
+    rng = np.random.default_rng(0)
+    da = xr.DataArray(
+        rng.random((3, 120)),
+        dims=("neuron", "time"),
+        coords={"neuron": ["a", "b", "c"], "time": np.arange(120)},
+        name="activity",
+    )
+    path = tmp_path / "series.nc"
+    da.to_dataset().to_netcdf(path)
+    return path, da
+
+
+def test_xmap_missing_function_is_a_clear_error(series_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.delattr(xedm, "xmap", raising=False)
+    path, _ = series_file
+    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "o.nc")]) == 2
+    assert "xedm.xmap is not available" in capsys.readouterr().err
+
+
+def test_xmap_plumbing_with_stub(series_file, tmp_path, capsys, monkeypatch):
+    seen = {}
+
+    def fake_xmap(da, dim, E=None, tau=1, progress=True):
+        seen.update(dim=dim, E=E, tau=tau, name=da.name, progress=progress)
+        labels = da[dim].values
+        rho = np.arange(len(labels) ** 2, dtype=float).reshape(len(labels), -1)
+        return xr.Dataset(
+            {"rho": (("library", "target"), rho)},
+            coords={"library": labels, "target": labels},
+            attrs={"embedded": False, "note": None},  # not NetCDF-safe as is
+        )
+
+    monkeypatch.setattr(xedm, "xmap", fake_xmap, raising=False)
+    path, da = series_file
+    out = tmp_path / "xmap.nc"
+    rc = main(["xmap", str(path), "--var", "activity", "--dim", "neuron", "--E", "3",
+               "--out", str(out), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    assert seen == {"dim": "neuron", "E": 3, "tau": 1, "name": "activity", "progress": False}
+    res = xr.open_dataset(out)
+    np.testing.assert_array_equal(res.rho.values, np.arange(9.0).reshape(3, 3))
+    assert list(res.library.values) == ["a", "b", "c"]
+    assert res.attrs["embedded"] == 0
+    res.close()
+
+
+def test_xmap_option_the_function_lacks_is_an_error(series_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(xedm, "xmap", lambda da, dim: da, raising=False)
+    path, _ = series_file
+    rc = main(["xmap", str(path), "--dim", "neuron", "--Tp", "2", "--out", str(tmp_path / "o.nc")])
+    assert rc == 2
+    assert "'Tp'" in capsys.readouterr().err
+
+
+def test_xmap_bad_inputs(series_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(xedm, "xmap", lambda da, dim: da, raising=False)
+    path, _ = series_file
+    out = str(tmp_path / "o.nc")
+    assert main(["xmap", str(tmp_path / "missing.nc"), "--dim", "neuron", "--out", out]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["xmap", str(path), "--dim", "cell", "--out", out]) == 2
+    assert "'cell'" in capsys.readouterr().err
+    assert main(["xmap", str(path), "--var", "nope", "--dim", "neuron", "--out", out]) == 2
+    assert "'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(xedm, "xmap"), reason="xedm.xmap not available yet")
+def test_xmap_real(tmp_path, capsys):
+    ds = xedm.datasets.many_series(3, 200, density=0.5, seed=0)
+    path = tmp_path / "net.nc"
+    ds[["x"]].to_netcdf(path)
+    out = tmp_path / "xmap.nc"
+    rc = main(["xmap", str(path), "--var", "x", "--dim", "series", "--E", "2", "--out", str(out),
+               "-q"])
+    assert rc == 0, capsys.readouterr().err
+    with xr.open_dataset(out) as res:
+        assert res.rho.sizes == {"library": 3, "target": 3}
+
+
+# ----------------------------------------------------------------- rqa
+@pytest.fixture
+def fake_rqa(monkeypatch):
+    seen = {}
+    mod = types.ModuleType("xedm.labeled.rqa")
+
+    def rqa(da, E=1, tau=1, eps=None, recurrence_rate=None, theiler=1, norm="euclidean",
+            dim=None):
+        seen.update(E=E, tau=tau, eps=eps, rr=recurrence_rate, theiler=theiler, norm=norm)
+        return xr.Dataset({"RR": 0.1, "DET": 0.5}, attrs={"E": E, "tau": tau})
+
+    mod.rqa = rqa
+    monkeypatch.setitem(sys.modules, "xedm.labeled.rqa", mod)
+    return seen
+
+
+def test_rqa_plumbing_with_stub(series_file, tmp_path, capsys, fake_rqa):
+    path, _ = series_file
+    out = tmp_path / "rqa.nc"
+    rc = main(["rqa", str(path), "--var", "activity", "--E", "3", "--tau", "2", "--rr", "0.05",
+               "--metric", "maximum", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    # keyword spellings are adapted to the function: --rr -> recurrence_rate, --metric -> norm
+    assert fake_rqa == {"E": 3, "tau": 2, "eps": None, "rr": 0.05, "theiler": 1,
+                        "norm": "maximum"}
+    with xr.open_dataset(out) as res:
+        assert float(res.DET) == 0.5
+
+
+def test_rqa_needs_exactly_one_threshold(series_file, tmp_path, capsys, fake_rqa):
+    path, _ = series_file
+    assert main(["rqa", str(path), "--var", "activity", "--out", str(tmp_path / "r.nc")]) == 2
+    assert "--eps" in capsys.readouterr().err
+    rc = main(["rqa", str(path), "--var", "activity", "--eps", "0.1", "--rr", "0.1"])
+    assert rc == 2  # argparse: mutually exclusive
+
+
+def test_rqa_missing_module_is_a_clear_error(series_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "xedm.labeled.rqa", None)  # import raises ImportError
+    path, _ = series_file
+    rc = main(["rqa", str(path), "--var", "activity", "--eps", "0.1",
+               "--out", str(tmp_path / "r.nc")])
+    assert rc == 2
+    assert "not available" in capsys.readouterr().err
