@@ -1,0 +1,26 @@
+import numpy as np
+import pytest
+import xarray as xr
+
+
+def make_dataset(X, y=None, names=None):
+    """Dataset with variables from the rows of X (C, T) and optional target y, time = 0..T-1."""
+    C, T = X.shape
+    names = names or [f"v{i}" for i in range(C)]
+    data = {n: ("time", X[i]) for i, n in enumerate(names)}
+    if y is not None:
+        data["target"] = ("time", y)
+    return xr.Dataset(data, coords={"time": np.arange(T)})
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def logistic(T, r=3.9, x0=0.4):
+    x = np.empty(T)
+    x[0] = x0
+    for t in range(1, T):
+        x[t] = r * x[t - 1] * (1 - x[t - 1])
+    return x

@@ -1,0 +1,150 @@
+"""Slow, obviously correct references (plain numpy loops) for every public xedm function.
+
+Written straight from ../shared/CONVENTIONS.md, independent of xedm's code.  Series are given
+as ``X`` (C, T) columns and ``y`` (T,) target; lib is a list of inclusive (start, end)
+position pairs or a boolean mask; pred is a boolean mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def state(X, t, E, tau, embedded=False):
+    """The state vector at t, or None when its window leaves the data or is not finite."""
+    C = X.shape[0]
+    if embedded:
+        v = X[:, t].astype(float)
+    else:
+        if t - (E - 1) * tau < 0:
+            return None
+        v = np.array([X[c, t - e * tau] for c in range(C) for e in range(E)], dtype=float)
+    return v if np.all(np.isfinite(v)) else None
+
+
+def library_points(X, y, E, tau, Tp, lib, embedded=False):
+    T = X.shape[1]
+    span = 0 if embedded else (E - 1) * tau
+    pts = []
+    for t in range(T):
+        if isinstance(lib, np.ndarray):  # boolean mask: the series is one segment
+            a, b = 0, T - 1
+            if not lib[t]:
+                continue
+        else:
+            seg = [(a, b) for a, b in lib if a <= t <= b]
+            if not seg:
+                continue
+            a, b = seg[0]
+        if t - span < a or not (a <= t + Tp <= b):
+            continue
+        if state(X, t, E, tau, embedded) is None or not np.isfinite(y[t + Tp]):
+            continue
+        pts.append(t)
+    return pts
+
+
+def prediction_points(X, E, tau, pred, embedded=False):
+    span = 0 if embedded else (E - 1) * tau
+    return [t for t in range(X.shape[1]) if pred[t] and t >= span]
+
+
+def neighbors(X, p, libpts, E, tau, knn, excl, embedded=False):
+    """The knn nearest library points of the state at p, ordered by (d, |p - t|, t)."""
+    sp = state(X, p, E, tau, embedded)
+    cands = []
+    for q in libpts:
+        if abs(q - p) <= excl:
+            continue
+        d = np.sqrt(np.sum((state(X, q, E, tau, embedded) - sp) ** 2))
+        cands.append((d, abs(q - p), q))
+    cands.sort()
+    return cands[:knn] if knn is not None else cands
+
+
+def skill(obs, pred):
+    obs = np.asarray(obs, float)
+    pred = np.asarray(pred, float)
+    ok = np.isfinite(obs) & np.isfinite(pred)
+    o, p = obs[ok], pred[ok]
+    n = len(o)
+    rho = np.nan
+    if n >= 3 and np.std(o) > 0 and np.std(p) > 0:
+        rho = np.corrcoef(o, p)[0, 1]
+    mae = np.mean(np.abs(p - o)) if n else np.nan
+    rmse = np.sqrt(np.mean((p - o) ** 2)) if n else np.nan
+    return {"rho": rho, "mae": mae, "rmse": rmse, "n": n}
+
+
+def _observed(y, t):
+    return y[t] if 0 <= t < len(y) else np.nan
+
+
+def simplex(X, y, E, tau=1, Tp=1, knn=None, excl=0, lib=None, pred=None, embedded=False):
+    """Returns {"out_t": [...], "prediction": [...], "observed": [...], **skill}."""
+    T = X.shape[1]
+    lib = [(0, T - 1)] if lib is None else lib
+    pred = np.ones(T, bool) if pred is None else pred
+    knn = E + 1 if knn is None else knn
+    libpts = library_points(X, y, E, tau, Tp, lib, embedded)
+    out_t, preds, obs = [], [], []
+    for p in prediction_points(X, E, tau, pred, embedded):
+        out_t.append(p + Tp)
+        obs.append(_observed(y, p + Tp))
+        if state(X, p, E, tau, embedded) is None:
+            preds.append(np.nan)
+            continue
+        nb = neighbors(X, p, libpts, E, tau, knn, excl, embedded)
+        if not nb:
+            preds.append(np.nan)
+            continue
+        d = np.array([n[0] for n in nb])
+        w = np.exp(-d / max(d[0], 1e-6))
+        preds.append(np.sum(w * np.array([y[n[2] + Tp] for n in nb])) / np.sum(w))
+    return {"out_t": np.array(out_t), "prediction": np.array(preds), "observed": np.array(obs),
+            **skill(obs, preds)}
+
+
+def smap(X, y, E, theta=0.0, tau=1, Tp=1, knn=None, excl=0, lib=None, pred=None,
+         embedded=False, alpha=0.0):
+    T = X.shape[1]
+    lib = [(0, T - 1)] if lib is None else lib
+    pred = np.ones(T, bool) if pred is None else pred
+    libpts = library_points(X, y, E, tau, Tp, lib, embedded)
+    out_t, preds, obs, coefs = [], [], [], []
+    for p in prediction_points(X, E, tau, pred, embedded):
+        out_t.append(p + Tp)
+        obs.append(_observed(y, p + Tp))
+        sp = state(X, p, E, tau, embedded)
+        nb = neighbors(X, p, libpts, E, tau, knn, excl, embedded) if sp is not None else []
+        if not nb:
+            preds.append(np.nan)
+            coefs.append(None)
+            continue
+        d = np.array([n[0] for n in nb])
+        w = np.ones(len(d)) if theta == 0 or d.mean() == 0 else np.exp(-theta * d / d.mean())
+        A = np.array([np.concatenate([[1.0], state(X, n[2], E, tau, embedded)]) for n in nb])
+        b = np.array([y[n[2] + Tp] for n in nb])
+        A = A * w[:, None]
+        b = b * w
+        if alpha > 0:
+            D = A.shape[1] - 1
+            A = np.vstack([A, np.hstack([np.zeros((D, 1)), np.sqrt(alpha) * np.eye(D)])])
+            b = np.concatenate([b, np.zeros(D)])
+        c = np.linalg.lstsq(A, b, rcond=None)[0]
+        coefs.append(c)
+        preds.append(c @ np.concatenate([[1.0], sp]))
+    return {"out_t": np.array(out_t), "prediction": np.array(preds), "observed": np.array(obs),
+            "coefficients": coefs, **skill(obs, preds)}
+
+
+def embed_dimension(X, y, E_max, **kw):
+    return [simplex(X, y, E, **kw)["rho"] for E in range(1, E_max + 1)]
+
+
+def predict_interval(X, y, E, Tp_max, **kw):
+    return [simplex(X, y, E, Tp=tp, **kw)["rho"] for tp in range(1, Tp_max + 1)]
+
+
+def predict_nonlinear(X, y, E, thetas, **kw):
+    return [smap(X, y, E, theta=th, **kw)["rho"] for th in thetas]
