@@ -80,3 +80,7 @@ register("simplex_predict", "cpu", "cpu_predict:simplex_predict")
 register("smap_predict", "cpu", "cpu_predict:smap_predict")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
+register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
+register("rqa_pair_distances", "cpu", "cpu_rqa:pair_distances")
+register("rqa_upper_distances", "cpu", "cpu_rqa:upper_distances")
+register("rqa_line_histograms", "gpu", "gpu_rqa:line_histograms")

@@ -1,0 +1,135 @@
+"""Slow, obviously correct dense references for recurrence quantification.
+
+Everything here builds the full recurrence matrix with numpy and walks it with plain Python
+loops.  Only for small series.  The conventions are those of CONVENTIONS.md (pyrqa's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "naive_embed",
+    "naive_distance_matrix",
+    "naive_recurrence_matrix",
+    "naive_runs",
+    "naive_line_histograms",
+    "naive_measures",
+]
+
+
+def naive_embed(x, E, tau):
+    """States as rows: row i = (x[i+(E-1)tau], x[i+(E-2)tau], ..., x[i]) for each variable."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    n = x.shape[1] - (E - 1) * tau
+    cols = []
+    for v in range(x.shape[0]):
+        for lag in range(E):
+            off = (E - 1 - lag) * tau
+            cols.append(x[v, off:off + n])
+    return np.stack(cols, axis=1)
+
+
+def naive_distance_matrix(a, b, norm="euclidean"):
+    """Dense distances between the rows of a and b, coordinates summed in order."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    acc = np.zeros((a.shape[0], b.shape[0]))
+    for c in range(a.shape[1]):
+        d = a[:, c][:, None] - b[:, c][None, :]
+        if norm == "euclidean":
+            acc = acc + d * d
+        elif norm == "maximum":
+            acc = np.maximum(acc, np.abs(d))
+        elif norm == "manhattan":
+            acc = acc + np.abs(d)
+        else:
+            raise ValueError(norm)
+    return np.sqrt(acc) if norm == "euclidean" else acc
+
+
+def naive_recurrence_matrix(x, y=None, *, E=1, tau=1, eps, norm="euclidean", joint=None,
+                            eps_joint=None):
+    """R[i, j] = d(x_i, y_j) < eps (y defaults to x); with joint=z also d(z_i, z_j) < eps_joint."""
+    a = naive_embed(x, E, tau)
+    b = a if y is None else naive_embed(y, E, tau)
+    R = naive_distance_matrix(a, b, norm) < eps
+    if joint is not None:
+        c = naive_embed(joint, E, tau)
+        R = R & (naive_distance_matrix(c, c, norm) < (eps if eps_joint is None else eps_joint))
+    return R
+
+
+def naive_runs(values):
+    """Lengths of the runs of True in a 1-D boolean sequence."""
+    runs, n = [], 0
+    for v in values:
+        if v:
+            n += 1
+        elif n:
+            runs.append(n)
+            n = 0
+    if n:
+        runs.append(n)
+    return runs
+
+
+def naive_line_histograms(R, theiler=1, symmetric=True):
+    """Diagonal (band |i-j| < theiler left out when symmetric), vertical, white histograms.
+
+    Index = line length, length ``R.shape[0] + 1`` (lines longer than that cannot exist in
+    the columns; diagonal lines are at most min(shape) long).
+    """
+    R = np.asarray(R, bool)
+    na, nb = R.shape
+    L = na + 1
+    hd = np.zeros(max(L, min(na, nb) + 1), np.uint64)
+    hv = np.zeros(L, np.uint64)
+    hw = np.zeros(L, np.uint64)
+    for k in range(-(na - 1), nb):
+        if symmetric and abs(k) < theiler:
+            continue
+        for r in naive_runs(np.diagonal(R, offset=k)):
+            hd[r] += 1
+    for j in range(nb):
+        for r in naive_runs(R[:, j]):
+            hv[r] += 1
+        for r in naive_runs(~R[:, j]):
+            hw[r] += 1
+    return hd[:L], hv, hw
+
+
+def _block(h, lmin):
+    h = np.asarray(h, np.float64)
+    lengths = np.arange(h.size, dtype=np.float64)
+    total_points = float((lengths * h)[1:].sum())
+    sel = h[lmin:]
+    ls = lengths[lmin:]
+    n_lines = float(sel.sum())
+    points = float((ls * sel).sum())
+    nz = np.nonzero(h[1:])[0]
+    lmax = float(nz[-1] + 1) if nz.size else np.nan
+    ratio = points / total_points if total_points > 0 else np.nan
+    mean = points / n_lines if n_lines > 0 else np.nan
+    if n_lines > 0:
+        p = sel[sel > 0] / n_lines
+        entr = float(-(p * np.log(p)).sum())
+    else:
+        entr = np.nan
+    return ratio, mean, lmax, entr
+
+
+def naive_measures(R, theiler=1, l_min=2, v_min=2, w_min=2, symmetric=True):
+    """Every measure of CONVENTIONS.md from the dense matrix, by the textbook formulas."""
+    R = np.asarray(R, bool)
+    hd, hv, hw = naive_line_histograms(R, theiler, symmetric)
+    det, L, lmax, entr = _block(hd, l_min)
+    lam, tt, vmax, ventr = _block(hv, v_min)
+    _, W, wmax, wentr = _block(hw, w_min)
+    return {
+        "RR": R.sum() / R.size,
+        "DET": det, "L": L, "L_max": lmax, "DIV": 1.0 / lmax if lmax == lmax else np.nan,
+        "ENTR": entr,
+        "LAM": lam, "TT": tt, "V_max": vmax, "V_ENTR": ventr,
+        "W": W, "W_max": wmax, "W_ENTR": wentr,
+    }
