@@ -379,7 +379,9 @@ def coupled_logistic(
     *,
     transient: int = 0,
 ) -> xr.Dataset:
-    """Two coupled logistic maps (Sugihara et al. 2012, *Science* 338:496)::
+    """Two coupled logistic maps (Sugihara et al. 2012, *Science* 338:496).
+
+    The maps are::
 
         x[t+1] = x[t] (r_x - r_x x[t] - beta_xy y[t])
         y[t+1] = y[t] (r_y - r_y y[t] - beta_yx x[t])
@@ -485,7 +487,9 @@ def lorenz63(
     x0: Sequence[float] = (1.0, 1.0, 1.0),
     transient: int = 1000,
 ) -> xr.Dataset:
-    """Lorenz (1963) system, integrated with fourth-order Runge-Kutta::
+    """Lorenz (1963) system, integrated with fourth-order Runge-Kutta.
+
+    The equations are::
 
         dx/dt = sigma (y - x);  dy/dt = x (rho - z) - y;  dz/dt = x y - beta z
 
@@ -547,7 +551,9 @@ def rossler(
     x0: Sequence[float] = (1.0, 1.0, 1.0),
     transient: int = 2000,
 ) -> xr.Dataset:
-    """Rossler (1976) system, integrated with fourth-order Runge-Kutta::
+    """Rossler (1976) system, integrated with fourth-order Runge-Kutta.
+
+    The equations are::
 
         dx/dt = -y - z;  dy/dt = x + a y;  dz/dt = b + z (x - c)
 
@@ -608,9 +614,11 @@ def lorenz96(
     x0: Sequence[float] | None = None,
     transient: int = 2000,
 ) -> xr.DataArray:
-    """Lorenz (1996) model of ``N`` nodes on a ring, integrated with fourth-order Runge-Kutta::
+    """Lorenz (1996) model of ``N`` nodes on a ring, integrated with fourth-order Runge-Kutta.
 
-        dx_i/dt = (x_{i+1} - x_{i-2}) x_{i-1} - x_i + F     (indices modulo N)
+    The equations are (indices modulo N)::
+
+        dx_i/dt = (x_{i+1} - x_{i-2}) x_{i-1} - x_i + F
 
     Each node is driven by its neighbours ``i-2``, ``i-1`` and ``i+1``, which makes the model
     a small known causal network for :func:`xedm.xmap`-style analyses.
