@@ -144,7 +144,7 @@ def prepare(
     fin_x = np.isfinite(X).all(axis=1)
     fin_y = np.isfinite(y)
     kernel_E = np.ones(len(E_list), np.int64) if embedded else np.asarray(E_list, np.int64)
-    pad = span(int(kernel_E[-1]), tau, False)
+    pad = int(kernel_E[-1]) * tau  # one lag more than the window: diagonal recurrences
     pred_t = prediction_times(pred_mask, int(kernel_E[0]), tau, False)
     lib_ok = np.stack(
         [library_points(fin_x, fin_y, lib, int(e), tau, Tp, False) for e in kernel_E]

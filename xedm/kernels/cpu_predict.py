@@ -38,6 +38,66 @@ def simplex_predict(idx: np.ndarray, dist: np.ndarray, y: np.ndarray, Tp: int) -
     return np.where(valid[..., 0], pred, np.nan)
 
 
+@njit(cache=True)
+def _lstsq(A, rhs, rows, nc, eps):
+    """Minimum-norm least squares, as numpy.linalg.lstsq (rcond = eps * max(rows, cols)).
+
+    Tall problems (the usual S-map case) go through a Householder QR of A, done in place, and
+    an SVD of the small triangular factor, which has A's singular values; that costs
+    2 * rows * nc^2 flops instead of LAPACK's bidiagonalisation of the whole matrix.
+    """
+    if rows < nc:
+        sol, _res, _rank, s = np.linalg.lstsq(A[:rows], rhs[:rows], eps * max(rows, nc))
+        return sol, s
+    for j in range(nc):
+        # Householder vector for column j, rows j..rows-1
+        norm = 0.0
+        for i in range(j, rows):
+            norm += A[i, j] * A[i, j]
+        norm = np.sqrt(norm)
+        if norm == 0.0:
+            continue
+        alpha = -norm if A[j, j] >= 0 else norm
+        v0 = A[j, j] - alpha
+        vnorm2 = v0 * v0 + (norm * norm - A[j, j] * A[j, j])
+        A[j, j] = v0
+        if vnorm2 > 0.0:
+            for cc in range(j + 1, nc):
+                dot = 0.0
+                for i in range(j, rows):
+                    dot += A[i, j] * A[i, cc]
+                f = 2.0 * dot / vnorm2
+                for i in range(j, rows):
+                    A[i, cc] -= f * A[i, j]
+            dot = 0.0
+            for i in range(j, rows):
+                dot += A[i, j] * rhs[i]
+            f = 2.0 * dot / vnorm2
+            for i in range(j, rows):
+                rhs[i] -= f * A[i, j]
+        A[j, j] = alpha
+    R = np.zeros((nc, nc))
+    for i in range(nc):
+        for cc in range(i, nc):
+            R[i, cc] = A[i, cc]
+    U, s, Vt = np.linalg.svd(R)
+    cut = eps * max(rows, nc) * s[0]
+    tmp = np.zeros(nc)
+    for i in range(nc):
+        if s[i] > cut:
+            acc = 0.0
+            for r in range(nc):
+                acc += U[r, i] * rhs[r]
+            tmp[i] = acc / s[i]
+    sol = np.zeros(nc)
+    for cc in range(nc):
+        acc = 0.0
+        for i in range(nc):
+            acc += Vt[i, cc] * tmp[i]
+        sol[cc] = acc
+    return sol, s
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def smap_predict(
     Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
@@ -114,9 +174,7 @@ def smap_predict(
                         A[m + r, cc] = 0.0
                     A[m + r, 1 + r] = ra
                     rhs[m + r] = 0.0
-            rows = m + nridge
-            rcond = eps * max(rows, nc)
-            sol, _res, _rank, s = np.linalg.lstsq(A, rhs, rcond)
+            sol, s = _lstsq(A, rhs, m + nridge, nc, eps)
             yhat = 0.0
             for cc in range(nc):
                 coef[it, b, pi, cc] = sol[cc]

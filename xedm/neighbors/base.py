@@ -42,6 +42,12 @@ def knn_tables(prep, k_list, excl: int, *, backend: str, method: str):
     """Neighbour tables for every E of ``prep`` (see module docstring)."""
     if method != "exact":  # pragma: no cover - resolve_method guards this
         raise ValueError(method)
+    if len(prep.kernel_E) == 1:
+        idx, dist = get_kernel("knn_single", backend)(
+            prep.Xpad, prep.pad, prep.lib_ok[0], prep.pred_t, prep.pred_ok[0],
+            int(prep.kernel_E[0]), int(k_list[0]), prep.tau, excl, prep.q_lo, prep.q_hi,
+        )
+        return idx[None], dist[None]
     kernel = get_kernel("knn_sweep", backend)
     return kernel(
         prep.Xpad,
