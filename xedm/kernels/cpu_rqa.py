@@ -189,7 +189,8 @@ def line_histograms(X, Y, cvar, coff, cchan, nch, thr, norm, prob, items, chunk_
     """Fill the per-chunk histograms ``hd`` (diagonal), ``hv`` (vertical), ``hw`` (white).
 
     ``hd[t, kk, hoff_d + l]`` counts diagonal lines of length ``l`` for threshold ``kk``
-    found by chunk ``t``; likewise ``hv``/``hw`` at ``hoff_v``.  See the module docstring.
+    found by chunk ``t``; likewise ``hv``/``hw`` at ``hoff_v``.  ``thr`` has shape
+    ``(nprob, K, nch)``.  See the module docstring.
     """
     nchunks = chunk_ptr.size - 1
     for t in prange(nchunks):
@@ -202,13 +203,13 @@ def line_histograms(X, Y, cvar, coff, cchan, nch, thr, norm, prob, items, chunk_
             arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
             if kind == 0:
                 _diag_block(X, arow, astart, na, Y, brow, bstart, nb, a0, a1, w,
-                            cvar, coff, cchan, nch, thr, norm, hd[t], hoff_d)
+                            cvar, coff, cchan, nch, thr[p], norm, hd[t], hoff_d)
             elif kind == 1:
                 _diag_block(Y, brow, bstart, nb, X, arow, astart, na, a0, a1, w,
-                            cvar, coff, cchan, nch, thr, norm, hd[t], hoff_d)
+                            cvar, coff, cchan, nch, thr[p], norm, hd[t], hoff_d)
             else:
                 _col_block(X, arow, astart, na, Y, brow, bstart, a0, a1,
-                           cvar, coff, cchan, nch, thr, norm, hv[t], hw[t], hoff_v)
+                           cvar, coff, cchan, nch, thr[p], norm, hv[t], hw[t], hoff_v)
 
 
 @njit(parallel=True, **_FLAGS)

@@ -137,11 +137,15 @@ class RecurrenceProblem:
         return cls(x, Y, cvar, coff, cchan, mats, False, 0)
 
 
-def thresholds(eps, norm: str, nch: int) -> np.ndarray:
-    """Kernel thresholds ``(K, nch)`` from ``eps`` of shape ``(K,)`` or ``(K, nch)``."""
+def thresholds(eps, norm: str, nch: int, nmat: int) -> np.ndarray:
+    """Kernel thresholds ``(nmat, K, nch)`` from ``eps`` of shape ``(K,)``, ``(K, nch)`` or
+    ``(nmat, K, nch)``."""
     eps = np.asarray(eps, np.float64)
     if eps.ndim == 1:
-        eps = np.repeat(eps[:, None], nch, axis=1)
+        eps = eps[:, None]
+    if eps.ndim == 2:
+        eps = eps[None]
+    eps = np.ascontiguousarray(np.broadcast_to(eps, (nmat, eps.shape[1], nch)))
     if norm == "euclidean":
         return np.vectorize(squared_threshold, otypes=[np.float64])(eps).reshape(eps.shape)
     return eps.copy()
@@ -207,7 +211,7 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
     Parameters
     ----------
     prob : RecurrenceProblem
-    eps : array_like, shape (K,) or (K, nch)
+    eps : array_like, shape (K,), (K, nch) or (nmat, K, nch)
         Thresholds: a point is recurrent when its distance is ``< eps`` in every channel.
     norm : {"euclidean", "maximum", "manhattan"}
     backend : {"cpu", "gpu"}
@@ -224,7 +228,7 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
     """
     if norm not in NORMS:
         raise ValueError(f"norm={norm!r} is invalid; choose one of {NORMS}")
-    thr = thresholds(eps, norm, prob.nch)
+    thr = thresholds(eps, norm, prob.nch, prob.matrices.shape[0])
     code = NORMS.index(norm)
     if backend == "gpu":
         from ..kernels import get_kernel
@@ -243,7 +247,7 @@ def _cpu_histograms(prob, thr, code, tile):
     from ..kernels import get_kernel
 
     kernel = get_kernel("rqa_line_histograms", "cpu")
-    nmat, K = prob.matrices.shape[0], thr.shape[0]
+    nmat, K = prob.matrices.shape[0], thr.shape[1]
     Lp1 = hist_layout(prob)
     nthreads = numba.get_num_threads()
     items = work_items(prob, max(int(tile), 1))

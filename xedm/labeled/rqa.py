@@ -1,0 +1,468 @@
+"""The xarray layer of recurrence quantification: :func:`rqa` and :func:`recurrence_plot`.
+
+Three kinds of recurrence, chosen by the arguments:
+
+* **self** (``rqa(x)``): ``R[i, j] = d(x_i, x_j) < eps``, symmetric, Theiler window applies;
+* **cross** (``rqa(x, other=y)``): ``R[i, j] = d(x_i, y_j) < eps``, rows are the states of
+  x, columns those of y, the lengths may differ, no line of identity and no Theiler window;
+* **joint** (``rqa(x, joint=y)``): ``R = R^x AND R^y``, x and y of the same length, each with
+  its own distance and the same ``eps`` (or, with ``recurrence_rate``, each its own eps
+  reaching that rate alone, as pyunicorn does); symmetric, Theiler window applies.
+
+On a Dataset, ``columns`` (the first positional argument) names the variable(s) and
+``other``/``joint`` name variables too: ``ds.edm.rqa("x", other="y")``.  Several names in
+``columns`` make one multivariate state (each variable contributes E lags); ``other`` and
+``joint`` then take as many names.  On a DataArray, ``other``/``joint`` are DataArrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ..rqa.measures import MEASURES, rqa_measures
+from ..rqa.recurrence import NORMS, RecurrenceProblem, embedding_coords, line_histograms, thresholds
+from ..rqa.threshold import eps_for_recurrence_rate
+from .common import check_numeric, resolve_dim, time_index
+
+_VAR = "_rqa_variable"
+_HIST = {"diagonal": "diagonal_lines", "vertical": "vertical_lines",
+         "white": "white_vertical_lines"}
+_DOC_MEASURES = {
+    "RR": "recurrence rate", "DET": "determinism", "L": "mean diagonal line length",
+    "L_max": "longest diagonal line", "DIV": "divergence (1 / L_max)",
+    "ENTR": "Shannon entropy of diagonal line lengths", "LAM": "laminarity",
+    "TT": "trapping time", "V_max": "longest vertical line",
+    "V_ENTR": "Shannon entropy of vertical line lengths",
+    "W": "mean white vertical line length", "W_max": "longest white vertical line",
+    "W_ENTR": "Shannon entropy of white vertical line lengths",
+}
+
+
+# ----------------------------------------------------------------------------- inputs
+def _names(arg, name):
+    names = [arg] if isinstance(arg, str) else list(arg)
+    if not names or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
+    return names
+
+
+def _stack(data, names, dim, what):
+    """DataArray (..., _VAR, dim) of the chosen variables."""
+    if isinstance(data, np.ndarray):
+        data = xr.DataArray(data, dims=["time"] if data.ndim == 1 else None)
+    if isinstance(data, xr.DataArray):
+        if names is not None:
+            raise TypeError(f"{what}: variable names choose variables of a Dataset; "
+                            "with a DataArray pass DataArrays")
+        dim = resolve_dim(data, dim)
+        check_numeric(data, str(data.name or what))
+        return data.expand_dims({_VAR: 1}, axis=-1).transpose(..., _VAR, dim), dim
+    if not isinstance(data, xr.Dataset):
+        raise TypeError(f"{what} must be an xarray DataArray or Dataset, got {type(data).__name__}")
+    if names is None:
+        raise ValueError(f"{what}: name the variable(s), e.g. ds.edm.rqa('x'); the Dataset has "
+                         f"{sorted(map(str, data.data_vars))}")
+    names = _names(names, what)
+    for n in names:
+        if n not in data.data_vars:
+            raise ValueError(f"{what}: unknown variable {n!r}; the Dataset has "
+                             f"{sorted(map(str, data.data_vars))}")
+        check_numeric(data[n], n)
+    dim = resolve_dim(data, dim)
+    X = xr.concat([data[n] for n in names], dim=_VAR, coords="minimal", compat="override",
+                  join="outer")
+    return X.transpose(..., _VAR, dim), dim
+
+
+def _partner(data, arg, ncols, dim, what):
+    if arg is None:
+        return None
+    if isinstance(data, xr.Dataset) and not isinstance(arg, (xr.DataArray, xr.Dataset)):
+        names = _names(arg, what)
+        if len(names) != ncols:
+            raise ValueError(f"{what}= names {len(names)} variable(s); columns has {ncols}")
+        return _stack(data, names, dim, what)[0]
+    Y, _ = _stack(arg, None, dim, what)
+    return Y
+
+
+def _check_int(value, name, lo):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{name}={value!r} is invalid; it must be an integer >= {lo}")
+    return int(value)
+
+
+def _sweep(value, name):
+    arr = np.asarray(value, np.float64)
+    if arr.ndim > 1 or arr.size == 0:
+        raise ValueError(f"{name}={value!r} is invalid; give a number or a list of numbers")
+    return arr.reshape(-1), arr.ndim == 1
+
+
+def _finite(values: np.ndarray, what: str):
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{what} contains NaN or infinite values; RQA needs finite data: "
+                         "drop or fill them first (e.g. .dropna(dim) or .interpolate_na(dim))")
+
+
+def _prepare(data, columns, other, joint, E, tau, dim, norm):
+    E = _check_int(E, "E", 1)
+    tau = _check_int(tau, "tau", 1)
+    if norm not in NORMS:
+        raise ValueError(f"norm={norm!r} is invalid; choose one of {NORMS}")
+    if other is not None and joint is not None:
+        raise ValueError("other= (cross recurrence) and joint= (joint recurrence) exclude "
+                         "each other; give one of them")
+    X, dim = _stack(data, columns, dim, "data")
+    ncols = X.sizes[_VAR]
+    Y = _partner(data, other if other is not None else joint, ncols, dim, "other" if
+                 other is not None else "joint")
+    kind = "self" if Y is None else ("cross" if other is not None else "joint")
+    if Y is not None:
+        if dim not in Y.dims:
+            raise ValueError(f"{kind}: the partner series has no dim {dim!r} (dims {Y.dims})")
+        ydim = f"{dim}_" if kind == "cross" else dim
+        Y = Y.rename({dim: ydim}) if kind == "cross" else Y
+        if kind == "joint" and Y.sizes[dim] != X.sizes[dim]:
+            raise ValueError(f"joint= needs a series of the same length along {dim!r}: "
+                             f"{X.sizes[dim]} and {Y.sizes[dim]}")
+        # broadcast the other dims only (time and the variable axis stay each one's own)
+        tx = X.isel({dim: 0, _VAR: 0}, drop=True)
+        ty = Y.isel({ydim: 0, _VAR: 0}, drop=True)
+        tx, ty = xr.broadcast(tx, ty)
+        X = X.broadcast_like(tx).transpose(*tx.dims, _VAR, dim)
+        Y = Y.broadcast_like(tx).transpose(*tx.dims, _VAR, ydim)
+    return X, Y, dim, kind, E, tau
+
+
+def _arrays(X, Y, kind, dim):
+    batch_dims = [d for d in X.dims if d not in (_VAR, dim)]
+    xa = np.asarray(X.values, np.float64)
+    _finite(xa, "data")
+    nvar, T = xa.shape[-2], xa.shape[-1]
+    xa = xa.reshape(-1, nvar, T)
+    ya = None
+    if Y is not None:
+        ya = np.asarray(Y.values, np.float64)
+        _finite(ya, kind)
+        ya = ya.reshape(-1, nvar, ya.shape[-1])
+        if kind == "joint":
+            xa = np.concatenate([xa, ya], axis=1)
+            ya = None
+    return batch_dims, xa, ya
+
+
+def _problem(xa, ya, kind, E, tau, theiler, pairs, width_x, width_y):
+    """One matrix per (series b, window start s) in ``pairs``."""
+    nbatch, rows_per, _ = xa.shape
+    nch = 2 if kind == "joint" else 1
+    cvar, coff, cchan = embedding_coords(rows_per // nch, E, tau, nch)
+    X = np.ascontiguousarray(xa.reshape(nbatch * rows_per, -1))
+    Y = X if ya is None else np.ascontiguousarray(ya.reshape(nbatch * ya.shape[1], -1))
+    na, nb = width_x - (E - 1) * tau, width_y - (E - 1) * tau
+    yrows = rows_per if ya is None else ya.shape[1]
+    mats = [(b * rows_per, s, na, b * yrows, s, nb) for b, s in pairs]
+    return RecurrenceProblem(X, Y, cvar, coff, cchan, np.array(mats, np.int64).reshape(-1, 6),
+                             kind != "cross", int(theiler) if kind != "cross" else 0)
+
+
+def _too_short(n_states, E, tau, where):
+    if n_states < 2:
+        raise ValueError(f"series too short: {where} leaves {n_states} state(s) with E={E}, "
+                         f"tau={tau} (N - (E-1)*tau must be >= 2)")
+
+
+# ----------------------------------------------------------------------------- rqa
+def rqa(
+    data,
+    columns=None,
+    *,
+    E: int = 1,
+    tau: int = 1,
+    eps=None,
+    recurrence_rate=None,
+    norm: str = "euclidean",
+    theiler: int = 1,
+    l_min: int = 2,
+    v_min: int = 2,
+    w_min: int = 2,
+    other=None,
+    joint=None,
+    window: int | None = None,
+    step: int | None = None,
+    dim: str | None = None,
+    backend: str | None = None,
+    tile: int | None = None,
+    histograms: bool | None = None,
+    eps_method: str = "auto",
+    progress: bool | None = None,
+) -> xr.Dataset:
+    """Recurrence quantification analysis, exact and matrix-free.
+
+    Parameters
+    ----------
+    data : DataArray or Dataset
+        Time on ``dim``; every other dim broadcasts (one analysis per series).
+    columns : str or list of str, optional
+        On a Dataset, the variable(s) whose lags make the state (required there).
+    E, tau : int
+        Embedding dimension (RQA's "m") and delay; ``N' = N - (E-1)*tau`` states, each
+        labelled by the time of its most recent value.
+    eps : float or list of float
+        Threshold: ``R[i, j] = d(v_i, v_j) < eps``.  A list gives an ``eps`` dim, all values
+        counted in the same pass over the distances.
+    recurrence_rate : float or list of float
+        Instead of ``eps``: eps is the distance quantile giving this rate (exact while the
+        distances fit in memory, else from a 2e6-pair sample; ``eps_method`` forces one);
+        the eps used is returned as the variable ``eps``.
+    norm : {"euclidean", "maximum", "manhattan"}
+    theiler : int, default 1
+        Pairs with ``|i - j| < theiler`` are left out of diagonal lines (self and joint).
+    l_min, v_min, w_min : int, default 2
+        Shortest diagonal, vertical, white vertical line.
+    other, joint : str, list of str or DataArray, optional
+        Cross recurrence with ``other`` or joint recurrence with ``joint`` (module docstring).
+    window, step : int, optional
+        Windowed RQA: every ``step`` time steps (default ``window // 10``, at least 1), the
+        measures of the ``window`` points ending there, as time series on ``dim`` labelled
+        by each window's last time.
+    dim : str, optional
+        Time dimension (default ``"time"``; a 1-D DataArray uses its only dim).
+    backend : {"auto", "cpu", "gpu"}, optional
+        Default from :func:`xedm.set_options`; "auto" is "gpu" when CuPy sees a device.
+    tile : int, optional
+        Work granularity (CPU: diagonals/columns per block; GPU: rows per launch).  The
+        counts do not depend on it.
+    histograms : bool, optional
+        Return the three line-length histograms (default: True without ``window``).
+    progress : bool, optional
+        Show a progress bar when the work comes in several batches.
+
+    Returns
+    -------
+    Dataset
+        ``RR, DET, L, L_max, DIV, ENTR, LAM, TT, V_max, V_ENTR, W, W_max, W_ENTR`` (float64,
+        NaN over an empty histogram); with ``histograms``, ``diagonal_lines``,
+        ``vertical_lines`` and ``white_vertical_lines`` (uint64) over ``line_length``;
+        ``eps`` when a recurrence rate was asked; parameters in ``attrs``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> import xedm
+    >>> x = xr.DataArray(np.sin(np.arange(500) * 0.2), dims="time")
+    >>> res = x.edm.rqa(E=2, tau=3, eps=0.1, backend="cpu")
+    >>> round(float(res.DET), 3) > 0.9
+    True
+    >>> res = x.edm.rqa(E=2, tau=3, eps=[0.05, 0.1, 0.2], backend="cpu")
+    >>> res.RR.dims
+    ('eps',)
+    """
+    from ..kernels import resolve_backend
+    from ..options import get_option
+
+    X, Y, dim, kind, E, tau = _prepare(data, columns, other, joint, E, tau, dim, norm)
+    theiler = _check_int(theiler, "theiler", 0)
+    for name, v in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
+        _check_int(v, name, 1)
+    if (eps is None) == (recurrence_rate is None):
+        raise ValueError("give exactly one of eps= and recurrence_rate= (got "
+                         f"eps={eps!r}, recurrence_rate={recurrence_rate!r})")
+    if eps is not None:
+        sweep, is_list = _sweep(eps, "eps")
+        if not np.all(np.isfinite(sweep) & (sweep > 0)):
+            raise ValueError(f"eps={eps!r} is invalid; every eps must be finite and > 0")
+        sweep_dim = "eps"
+    else:
+        sweep, is_list = _sweep(recurrence_rate, "recurrence_rate")
+        if not np.all((sweep > 0) & (sweep < 1)):
+            raise ValueError(f"recurrence_rate={recurrence_rate!r} is invalid; "
+                             "it must lie in (0, 1)")
+        sweep_dim = "recurrence_rate"
+    if tile is not None:
+        tile = _check_int(tile, "tile", 1)
+    backend = resolve_backend(backend)
+    index = time_index(X, dim)
+    T = X.sizes[dim]
+    Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
+    if window is None:
+        if step is not None:
+            raise ValueError("step= needs window=")
+        starts, width_x, width_y = [0], T, Ty
+        _too_short(T - (E - 1) * tau, E, tau, f"the series of {T} points")
+        _too_short(Ty - (E - 1) * tau, E, tau, f"the {kind} series of {Ty} points")
+    else:
+        window = _check_int(window, "window", 2)
+        if kind == "cross" and Ty != T:
+            raise ValueError("windowed cross recurrence needs two series of the same length")
+        if window > T:
+            raise ValueError(f"window={window} is longer than the series ({T} points)")
+        _too_short(window - (E - 1) * tau, E, tau, f"window={window}")
+        step = _check_int(step if step is not None else max(window // 10, 1), "step", 1)
+        starts = list(range(0, T - window + 1, step))
+        width_x = width_y = window
+    if histograms is None:
+        histograms = window is None
+    batch_dims, xa, ya = _arrays(X, Y, kind, dim)
+    show = get_option("progress") if progress is None else progress
+
+    na = width_x - (E - 1) * tau
+    nwin = len(starts)
+    nbatch = xa.shape[0]
+    K = sweep.size
+    nch = 2 if kind == "joint" else 1
+    # group matrices so that the per-thread histograms stay small (about 1e6 counters)
+    per_group = max(1, int(1e6 // (K * (na + 1))))
+    pairs = [(b, s) for b in range(nbatch) for s in range(nwin)]
+    groups = [pairs[i:i + per_group] for i in range(0, len(pairs), per_group)]
+    meas = {m: np.empty((nbatch, nwin, K)) for m in MEASURES}
+    hists = {k: np.zeros((nbatch, K, na + 1), np.uint64) for k in _HIST} if histograms else None
+    eps_used = np.empty((nbatch, nwin, K, nch))
+    used_method = None
+    iterator = groups
+    if show and len(groups) > 1:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(groups, desc="rqa")
+    for group in iterator:
+        prob = _problem(xa, ya, kind, E, tau, theiler, [(b, starts[w]) for b, w in group],
+                        width_x, width_y)
+        if eps is not None:
+            e = np.broadcast_to(sweep[None, :, None], (len(group), K, nch))
+        else:
+            e, used_method = eps_for_recurrence_rate(prob, sweep, norm, eps_method)
+        h = line_histograms(prob, e, norm, backend, tile)
+        n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
+        m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, l_min, v_min, w_min)
+        for i, (b, w) in enumerate(group):
+            for name in MEASURES:
+                meas[name][b, w] = m[name][i]
+            eps_used[b, w] = e[i]
+            if histograms:
+                for k in _HIST:
+                    hists[k][b] = h[k][i][:, : na + 1]
+    return _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, width_x,
+                     sweep, is_list, sweep_dim, kind, locals())
+
+
+def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, width_x,
+              sweep, is_list, sweep_dim, kind, p):
+    shape = [X.sizes[d] for d in batch_dims]
+    coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
+    dims = list(batch_dims)
+    sel_win = slice(None) if window is not None else 0
+    if window is not None:
+        dims.append(dim)
+        coords[dim] = np.asarray(index)[[s + width_x - 1 for s in starts]]
+    sel_k = slice(None) if is_list else 0
+    if is_list:
+        dims.append(sweep_dim)
+        coords[sweep_dim] = sweep
+    out = {}
+    for name, arr in meas.items():
+        vals = arr[:, sel_win, sel_k].reshape(shape + list(arr[:, sel_win, sel_k].shape[1:]))
+        out[name] = xr.Variable(dims, vals, {"long_name": _DOC_MEASURES[name]})
+    if hists is not None:
+        hdims = [d for d in dims if d != dim] + ["line_length"]
+        for k, var in _HIST.items():
+            h = hists[k][:, sel_k, 1:]
+            out[var] = xr.Variable(hdims, h.reshape(shape + list(h.shape[1:])),
+                                   {"long_name": f"histogram of {var.replace('_', ' ')}"})
+        coords["line_length"] = np.arange(1, hists["vertical"].shape[-1])
+    if sweep_dim == "recurrence_rate":
+        e = eps_used[:, sel_win, sel_k]
+        edims = list(dims)
+        if kind == "joint":
+            edims.append("channel")
+            coords["channel"] = ["data", "joint"]
+        else:
+            e = e[..., 0]
+        out["eps"] = xr.Variable(edims, e.reshape(shape + list(e.shape[1:])),
+                                 {"long_name": "threshold reaching the recurrence rate"})
+    attrs = {"kind": kind, "E": p["E"], "tau": p["tau"], "norm": p["norm"],
+             "theiler": p["theiler"] if kind != "cross" else 0, "l_min": p["l_min"],
+             "v_min": p["v_min"], "w_min": p["w_min"], "backend": p["backend"],
+             "n_states": int(width_x - (p["E"] - 1) * p["tau"])}
+    if sweep_dim == "eps" and not is_list:
+        attrs["eps"] = float(sweep[0])
+    if sweep_dim == "recurrence_rate":
+        attrs["eps_method"] = p["used_method"]
+        if not is_list:
+            attrs["recurrence_rate"] = float(sweep[0])
+            if eps_used.size == 1:
+                attrs["eps"] = float(eps_used.ravel()[0])
+    if window is not None:
+        attrs.update(window=int(window), step=int(p["step"]))
+    return xr.Dataset(out, coords=coords, attrs=attrs)
+
+
+# ----------------------------------------------------------------------------- plot
+def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
+                    recurrence_rate=None, norm: str = "euclidean", other=None, joint=None,
+                    dim: str | None = None, max_states: int = 10_000) -> xr.DataArray:
+    """The recurrence matrix as a boolean DataArray over ``(dim, dim + "_")``.
+
+    Same arguments as :func:`rqa` (one ``eps`` or ``recurrence_rate``).  Meant for plots of
+    up to ``max_states`` states a side (the matrix is dense); beyond that use :func:`rqa`,
+    which never stores it.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> import xedm
+    >>> x = xr.DataArray(np.sin(np.arange(100) * 0.3), dims="time")
+    >>> R = x.edm.recurrence_plot(E=2, eps=0.2)
+    >>> R.dims, R.shape, bool(R[5, 5])
+    (('time', 'time_'), (99, 99), True)
+    """
+    X, Y, dim, kind, E, tau = _prepare(data, columns, other, joint, E, tau, dim, norm)
+    if (eps is None) == (recurrence_rate is None):
+        raise ValueError("give exactly one of eps= and recurrence_rate=")
+    index = time_index(X, dim)
+    T = X.sizes[dim]
+    Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
+    na, nb = T - (E - 1) * tau, Ty - (E - 1) * tau
+    _too_short(na, E, tau, f"the series of {T} points")
+    _too_short(nb, E, tau, f"the {kind} series of {Ty} points")
+    if max(na, nb) > max_states:
+        raise ValueError(f"the recurrence matrix would have {na} x {nb} points (max_states="
+                         f"{max_states}); use xedm.rqa(...) for the measures of long series, "
+                         "which never stores the matrix")
+    batch_dims, xa, ya = _arrays(X, Y, kind, dim)
+    prob = _problem(xa, ya, kind, E, tau, 0, [(b, 0) for b in range(xa.shape[0])], T, Ty)
+    if eps is not None:
+        e = float(eps)
+        if not (np.isfinite(e) and e > 0):
+            raise ValueError(f"eps={eps!r} is invalid; it must be finite and > 0")
+        e = np.full((prob.matrices.shape[0], 1, prob.nch), e)
+    else:
+        e, _ = eps_for_recurrence_rate(prob, [float(recurrence_rate)], norm)
+    thr = thresholds(e, norm, prob.nch, prob.matrices.shape[0])[:, 0]
+    code = NORMS.index(norm)
+    R = np.ones((prob.matrices.shape[0], na, nb), bool)
+    for m, (ar, _, _, br, _, _) in enumerate(prob.matrices):
+        acc = np.zeros((prob.nch, na, nb))
+        for c in range(prob.cvar.size):
+            a = prob.X[ar + prob.cvar[c], prob.coff[c]:prob.coff[c] + na]
+            b = prob.Y[br + prob.cvar[c], prob.coff[c]:prob.coff[c] + nb]
+            d = a[:, None] - b[None, :]
+            ch = prob.cchan[c]
+            if code == 0:
+                acc[ch] = acc[ch] + d * d
+            elif code == 1:
+                acc[ch] = np.maximum(acc[ch], np.abs(d))
+            else:
+                acc[ch] = acc[ch] + np.abs(d)
+        for ch in range(prob.nch):
+            R[m] &= acc[ch] < thr[m, ch]
+    shape = [X.sizes[d] for d in batch_dims]
+    ydim = f"{dim}_"
+    yindex = time_index(Y, Y.dims[-1]) if kind == "cross" else index
+    coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
+    coords[dim] = np.asarray(index)[(E - 1) * tau:]
+    coords[ydim] = np.asarray(yindex)[(E - 1) * tau:]
+    attrs = {"kind": kind, "E": E, "tau": tau, "norm": norm,
+             "eps": float(e.ravel()[0]) if e.size == 1 else e.tolist()}
+    return xr.DataArray(R.reshape(shape + [na, nb]), dims=batch_dims + [dim, ydim],
+                        coords=coords, attrs=attrs, name="recurrence")

@@ -1,0 +1,82 @@
+"""RQA measures from exact line-length histograms (index = line length, entry 0 unused).
+
+Formulas follow pyrqa and pyunicorn (CONVENTIONS.md):
+
+* ``RR`` = recurrent points / (rows x columns), band and line of identity included;
+* ``DET`` = sum_{l>=l_min} l P(l) / sum_{l>=1} l P(l); ``L`` = mean length of the lines with
+  ``l >= l_min``; ``L_max`` = longest line (any length); ``DIV`` = 1 / L_max;
+  ``ENTR`` = -sum p(l) ln p(l), p(l) = P(l) / (number of lines with l >= l_min);
+* ``LAM``, ``TT``, ``V_max``, ``V_ENTR``: the same on vertical lines with ``v_min``;
+* ``W``, ``W_max``, ``W_ENTR``: the same on white vertical lines with ``w_min``.
+
+A measure over an empty histogram is NaN (``L_max`` too, so all measures are float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MEASURES = ("RR", "DET", "L", "L_max", "DIV", "ENTR", "LAM", "TT", "V_max", "V_ENTR",
+            "W", "W_max", "W_ENTR")
+
+
+def _line_stats(hist, lmin):
+    """(fraction of points in lines >= lmin, mean length, longest, entropy) over the last axis."""
+    h = np.asarray(hist, np.uint64)
+    lengths = np.arange(h.shape[-1], dtype=np.uint64)
+    points_all = (h * lengths).sum(axis=-1, dtype=np.uint64)
+    sel = h[..., lmin:]
+    points = (sel * lengths[lmin:]).sum(axis=-1, dtype=np.uint64)
+    lines = sel.sum(axis=-1, dtype=np.uint64)
+    nz = h[..., 1:] > 0
+    longest = np.where(nz.any(axis=-1),
+                       h.shape[-1] - 1 - np.argmax(nz[..., ::-1], axis=-1), 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(points_all > 0, points.astype(np.float64) / points_all, np.nan)
+        mean = np.where(lines > 0, points.astype(np.float64) / lines, np.nan)
+        p = sel.astype(np.float64) / lines[..., None].astype(np.float64)
+        terms = np.where(sel > 0, p * np.log(np.where(sel > 0, p, 1.0)), 0.0)
+        entr = np.where(lines > 0, -terms.sum(axis=-1), np.nan)
+    lmax = np.where(longest > 0, longest.astype(np.float64), np.nan)
+    return ratio, mean, lmax, entr
+
+
+def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2) -> dict:
+    """Every RQA measure from the three histograms.
+
+    Parameters
+    ----------
+    diagonal, vertical, white : array_like of uint64, shape (..., L + 1)
+        Line-length histograms (see :func:`xedm.rqa.recurrence.line_histograms`).
+    n_points : int or array_like
+        Number of points of the matrix (rows x columns), broadcast against ``(...)``.
+    l_min, v_min, w_min : int
+        Shortest diagonal, vertical and white vertical line counted as a line.
+
+    Returns
+    -------
+    dict of name -> float64 array of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = np.array([0, 2, 1, 0], np.uint64)  # two points alone, one line of 2
+    >>> m = rqa_measures(h, h, h, n_points=16)
+    >>> float(m["DET"]), float(m["L"]), float(m["L_max"])
+    (0.5, 2.0, 2.0)
+    """
+    for name, v in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
+        if int(v) < 1:
+            raise ValueError(f"{name}={v} is invalid; it must be >= 1")
+    vertical = np.asarray(vertical, np.uint64)
+    lengths = np.arange(vertical.shape[-1], dtype=np.uint64)
+    recurrent = (vertical * lengths).sum(axis=-1, dtype=np.uint64)
+    det, L, lmax, entr = _line_stats(diagonal, int(l_min))
+    lam, tt, vmax, ventr = _line_stats(vertical, int(v_min))
+    _, W, wmax, wentr = _line_stats(white, int(w_min))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rr = recurrent.astype(np.float64) / np.asarray(n_points, np.float64)
+        div = 1.0 / lmax
+    return {"RR": rr, "DET": det, "L": L, "L_max": lmax, "DIV": div, "ENTR": entr,
+            "LAM": lam, "TT": tt, "V_max": vmax, "V_ENTR": ventr,
+            "W": W, "W_max": wmax, "W_ENTR": wentr}
