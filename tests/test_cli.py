@@ -240,3 +240,26 @@ def test_rqa_missing_module_is_a_clear_error(series_file, tmp_path, capsys, monk
                "--out", str(tmp_path / "r.nc")])
     assert rc == 2
     assert "not available" in capsys.readouterr().err
+
+
+def _has_rqa() -> bool:
+    try:
+        from xedm.labeled.rqa import rqa  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_rqa(), reason="xedm RQA not available yet")
+def test_rqa_real(tmp_path, capsys):
+    ds = xedm.datasets.lorenz63(400, subsample=5)
+    path = tmp_path / "lorenz.nc"
+    ds.to_netcdf(path)
+    out = tmp_path / "rqa.nc"
+    rc = main(["rqa", str(path), "--var", "x", "--E", "3", "--tau", "2", "--rr", "0.05",
+               "--out", str(out), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    with xr.open_dataset(out) as res:
+        assert res.attrs["E"] == 3 and res.attrs["tau"] == 2
+        assert abs(res.attrs["recurrence_rate"] - 0.05) < 1e-12
+        assert len(res.data_vars) > 0

@@ -307,7 +307,7 @@ def _rqa(args) -> int:
         _spelling(rqa, "metric", "norm"): args.metric,
     }
     with _options(args):
-        result = _call(rqa, da, user=user)
+        result = _call(rqa, da, user=user, optional={"progress": not args.quiet})
     _write(result, args.out)
     print(f"RQA of {da.name!r} (E = {args.E}, tau = {args.tau}) -> {args.out}")
     return 0
