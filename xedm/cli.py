@@ -406,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as err:
         print(f"xedm {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `xedm demo | head`
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
