@@ -342,6 +342,15 @@ def test_simplex_lib_segments_Tp0(pyEDM, df, ds, lib, pred, E):
 
 
 @pytest.mark.parametrize(
+    ("lib", "pred", "Tp"),
+    [("1 300", "1 100 201 300", 1), ("1 120", "131 180 241 290", 3), ("1 300", "21 60 81 120", 0)],
+)
+def test_simplex_pred_segments(pyEDM, df, ds, lib, pred, Tp):
+    out, proj = run_simplex(pyEDM, df, ds, E=3, Tp=Tp, lib=lib, pred=pred)
+    assert_same_projection(out, proj, what=f"pred segments {pred} Tp={Tp}")
+
+
+@pytest.mark.parametrize(
     ("columns", "target", "E", "Tp"),
     [
         ("x y", "x", 2, 1),
