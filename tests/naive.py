@@ -148,3 +148,39 @@ def predict_interval(X, y, E, Tp_max, **kw):
 
 def predict_nonlinear(X, y, E, thetas, **kw):
     return [smap(X, y, E, theta=th, **kw)["rho"] for th in thetas]
+
+
+def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0):
+    """rho (n_sizes, samples) cross-mapping target y from library series x, following the
+    documented sampling protocol (fresh PCG64(seed); one draw per size and sample, none for
+    sizes >= the number of valid library points)."""
+    X = x[None]
+    T = len(x)
+    knn = E + 1 if knn is None else knn
+    valid = library_points(X, y, E, tau, Tp, [(0, T - 1)])
+    n = len(valid)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    preds_at = [t for t in range(T) if state(X, t, E, tau) is not None]
+    out = np.full((len(lib_sizes), samples), np.nan)
+    for a, L in enumerate(lib_sizes):
+        for s in range(samples):
+            sub = valid if L >= n else [valid[c] for c in rng.choice(n, size=L, replace=False)]
+            obs, pred = [], []
+            for p in preds_at:
+                nb = neighbors(X, p, sorted(sub), E, tau, knn, excl)
+                o = y[p + Tp] if 0 <= p + Tp < T else np.nan
+                if not nb:
+                    continue
+                d = np.array([v[0] for v in nb])
+                w = np.exp(-d / max(d[0], 1e-6))
+                obs.append(o)
+                pred.append(np.sum(w * np.array([y[v[2] + Tp] for v in nb])) / np.sum(w))
+            out[a, s] = skill(obs, pred)["rho"]
+    return out
+
+
+def xmap(X, E, tau=1, Tp=0, knn=None, excl=0):
+    """rho[i, j]: simplex cross map from series i to target j with the target's E[j]."""
+    N = X.shape[0]
+    return np.array([[simplex(X[i][None], X[j], int(E[j]), tau=tau, Tp=Tp, knn=knn,
+                              excl=excl)["rho"] for j in range(N)] for i in range(N)])

@@ -19,6 +19,7 @@ from .labeled.edm import (
     simplex,
     smap,
 )
+from .labeled.xmap import ccm, xmap
 from .options import get_option, set_options
 
 __version__ = "0.1.0"
@@ -48,6 +49,8 @@ def recurrence_plot(*args, **kwargs):
 
 
 __all__ = [
+    "ccm",
+    "xmap",
     "datasets",
     "embed_dimension",
     "get_option",

@@ -30,6 +30,8 @@ class _EDMAccessor:
     embed_dimension = _forward("embed_dimension", "xedm.labeled.edm")
     predict_interval = _forward("predict_interval", "xedm.labeled.edm")
     predict_nonlinear = _forward("predict_nonlinear", "xedm.labeled.edm")
+    ccm = _forward("ccm", "xedm.labeled.xmap")
+    xmap = _forward("xmap", "xedm.labeled.xmap")
     rqa = _forward("rqa", "xedm.labeled.rqa")
     recurrence_plot = _forward("recurrence_plot", "xedm.labeled.rqa")
 

@@ -297,9 +297,9 @@ def smap(
     Examples
     --------
     >>> import xedm
-    >>> ds = xedm.datasets.logistic_map(400)
-    >>> out = ds.edm.smap(E=2, theta=2.0, columns="x")
-    >>> list(out.coef.values)
+    >>> x = xedm.datasets.logistic_map(400)
+    >>> out = x.edm.smap(E=2, theta=2.0)
+    >>> out.coef.values.tolist()
     ['intercept', 'x(t-0)', 'x(t-1)']
     """
     X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
@@ -375,8 +375,8 @@ def embed_dimension(
     Examples
     --------
     >>> import xedm
-    >>> ds = xedm.datasets.logistic_map(500)
-    >>> skill = ds.edm.embed_dimension(E_max=6, columns="x")
+    >>> x = xedm.datasets.logistic_map(500)
+    >>> skill = x.edm.embed_dimension(E_max=6)
     >>> skill.rho.dims
     ('E',)
     """
@@ -424,8 +424,8 @@ def predict_interval(
     Examples
     --------
     >>> import xedm
-    >>> ds = xedm.datasets.logistic_map(500)
-    >>> skill = ds.edm.predict_interval(E=2, Tp_max=5, columns="x")
+    >>> x = xedm.datasets.logistic_map(500)
+    >>> skill = x.edm.predict_interval(E=2, Tp_max=5)
     >>> [int(t) for t in skill.Tp]
     [1, 2, 3, 4, 5]
     """
@@ -474,8 +474,8 @@ def predict_nonlinear(
     Examples
     --------
     >>> import xedm
-    >>> ds = xedm.datasets.logistic_map(300)
-    >>> skill = ds.edm.predict_nonlinear(E=2, theta=[0, 1, 4], columns="x")
+    >>> x = xedm.datasets.logistic_map(300)
+    >>> skill = x.edm.predict_nonlinear(E=2, theta=[0, 1, 4])
     >>> bool(skill.rho.sel(theta=4) > skill.rho.sel(theta=0))
     True
     """

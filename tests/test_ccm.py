@@ -1,0 +1,130 @@
+"""ccm and xmap against tests/naive.py; known causal structure is recovered."""
+
+import naive
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import logistic
+
+import xedm
+
+
+def three_series(T=70, nan=True):
+    x = logistic(T, x0=0.3)
+    y = np.roll(x, 1) * 0.7 + 0.3 * logistic(T, x0=0.6)
+    z = np.sin(np.arange(T) * 0.7) + 0.1 * x
+    if nan:
+        y[[11, 40]] = np.nan
+    return np.stack([x, y, z])
+
+
+@pytest.mark.parametrize("knn, excl, Tp", [(None, 0, 0), (3, 2, 1)])
+def test_ccm_matches_naive(knn, excl, Tp):
+    X = three_series()
+    ds = xr.Dataset({n: ("time", X[i]) for i, n in enumerate("xyz")})
+    E = [2, 3, 1]
+    sizes = [6, 20, 69]
+    out = ds.edm.ccm(["x", "y", "z"], lib_sizes=sizes, E=E, samples=3, seed=11, knn=knn,
+                     exclusion_radius=excl, Tp=Tp, keep_samples=True)
+    assert out.rho_sample.dims == ("library", "target", "lib_size", "sample")
+    for i in range(3):
+        for j in range(3):
+            ref = naive.ccm_pair(X[i], X[j], E[i], sizes, 3, 11, Tp=Tp, knn=knn, excl=excl)
+            np.testing.assert_allclose(out.rho_sample.values[i, j], ref, rtol=1e-9, atol=1e-12,
+                                       err_msg=f"pair {i}->{j}")
+            np.testing.assert_allclose(out.rho.values[i, j], np.nanmean(ref, axis=-1),
+                                       rtol=1e-9)
+
+
+@pytest.mark.parametrize("depth_factor", [4, 0])
+def test_ccm_shallow_table_fallback_is_exact(monkeypatch, depth_factor):
+    # depth_factor 0 leaves tables 16 deep: most rows fall back to the direct search
+    monkeypatch.setattr("xedm.core.ccm.DEPTH_FACTOR", depth_factor)
+    x = logistic(300, x0=0.21)
+    y = logistic(300, x0=0.33)
+    da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
+    out = da.edm.ccm(dim="var", lib_sizes=[40, 90], E=3, samples=2, seed=3, keep_samples=True)
+    ref = naive.ccm_pair(x, y, 3, [40, 90], 2, 3)
+    np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
+                               rtol=1e-9)
+
+
+def test_full_library_ccm_equals_simplex_crossmap():
+    ds = xedm.datasets.coupled_logistic(300)
+    out = ds.edm.ccm(["x", "y"], lib_sizes=[1000], E=3, samples=2, seed=0)
+    for lib, tgt in [("x", "y"), ("y", "x")]:
+        s = xedm.simplex(ds, 3, columns=lib, target=tgt, Tp=0)
+        np.testing.assert_allclose(out.rho.sel(library=lib, target=tgt, lib_size=1000),
+                                   float(s.rho), rtol=1e-12)
+
+
+def test_ccm_recovers_causal_direction():
+    # x drives y (beta_yx), y does not drive x (beta_xy = 0)
+    ds = xedm.datasets.coupled_logistic(1000, beta_xy=0.0, beta_yx=0.32, r_x=3.7, r_y=3.72,
+                                        transient=100)
+    out = ds.edm.ccm(["x", "y"], lib_sizes=[10, 50, 200, 900], E=2, samples=20, seed=1)
+    y_to_x = out.rho.sel(library="y", target="x")  # evidence that x causes y
+    x_to_y = out.rho.sel(library="x", target="y")
+    assert y_to_x[-1] > 0.9
+    assert y_to_x[-1] > y_to_x[0] + 0.1  # converges with library size
+    assert x_to_y[-1] < 0.5 * y_to_x[-1]
+
+
+def test_ccm_reproducible_and_seeded():
+    ds = xedm.datasets.coupled_logistic(200)
+    a = ds.edm.ccm(["x", "y"], lib_sizes=[10, 50], E=2, samples=5, seed=4)
+    b = ds.edm.ccm(["x", "y"], lib_sizes=[10, 50], E=2, samples=5, seed=4)
+    c = ds.edm.ccm(["x", "y"], lib_sizes=[10, 50], E=2, samples=5, seed=5)
+    xr.testing.assert_identical(a, b)
+    assert not np.allclose(a.rho.values, c.rho.values)
+    d = ds.edm.ccm(["x", "y"], lib_sizes=[10], E=2, samples=2)
+    assert isinstance(d.attrs["seed"], int)
+
+
+def test_xmap_matches_naive_with_target_E_and_nan():
+    X = three_series(60)
+    E = np.array([2, 1, 3])
+    da = xr.DataArray(X, dims=("neuron", "time"), coords={"neuron": ["a", "b", "c"]})
+    out = da.edm.xmap(dim="neuron", E=E)
+    np.testing.assert_allclose(out.rho.values, naive.xmap(X, E), rtol=1e-9)
+    assert out.E.dims == ("target",)
+    out = da.edm.xmap(dim="neuron", E=E, Tp=1, knn=2, exclusion_radius=1)
+    np.testing.assert_allclose(out.rho.values, naive.xmap(X, E, Tp=1, knn=2, excl=1),
+                               rtol=1e-9)
+
+
+def test_xmap_chooses_E_per_series():
+    ds = xedm.datasets.many_series(4, 200, seed=2)
+    da = ds.x
+    sd = da.dims[0]
+    out = da.edm.xmap(dim=sd, E_max=5)
+    for i in range(4):
+        best = da.isel({sd: i}).edm.embed_dimension(E_max=5).attrs["best_E"]
+        assert int(out.E[i]) == best
+    ref = naive.xmap(da.values, out.E.values)
+    np.testing.assert_allclose(out.rho.values, ref, rtol=1e-9)
+
+
+def test_xmap_broadcast_and_dask():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2, 3, 80)).cumsum(axis=-1)
+    da = xr.DataArray(X, dims=("trial", "neuron", "time"))
+    out = da.edm.xmap(dim="neuron", E=2)
+    assert out.rho.dims == ("trial", "library", "target")
+    lazy = da.chunk({"trial": 1}).edm.xmap(dim="neuron", E=2)
+    xr.testing.assert_allclose(lazy.compute(), out)
+    np.testing.assert_allclose(out.rho.values[1], naive.xmap(X[1], [2, 2, 2]), rtol=1e-9)
+
+
+def test_cross_map_errors():
+    ds = xedm.datasets.coupled_logistic(100)
+    with pytest.raises(ValueError, match="lib_sizes must be >= knn"):
+        ds.edm.ccm(["x", "y"], lib_sizes=[2, 50], E=3)
+    with pytest.raises(ValueError, match="one per series"):
+        ds.edm.ccm(["x", "y"], lib_sizes=[20], E=[2, 3, 4])
+    with pytest.raises(ValueError, match="unknown variable"):
+        ds.edm.ccm(["x", "q"], lib_sizes=[20], E=2)
+    with pytest.raises(ValueError, match="series dimension"):
+        ds.x.edm.xmap(dim="neuron")
+    with pytest.raises(ValueError, match="at least two"):
+        ds.edm.ccm(["x"], lib_sizes=[20], E=2)
