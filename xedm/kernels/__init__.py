@@ -78,6 +78,9 @@ register("knn_sweep", "cpu", "cpu_knn:knn_sweep")
 register("knn_single", "cpu", "cpu_knn:knn_single")
 register("simplex_predict", "cpu", "cpu_predict:simplex_predict")
 register("smap_predict", "cpu", "cpu_predict:smap_predict")
+register("sorted_table", "cpu", "cpu_ccm:sorted_table")
+register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")
+register("xmap_skill", "cpu", "cpu_ccm:xmap_skill")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
