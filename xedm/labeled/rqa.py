@@ -3,8 +3,10 @@
 Three kinds of recurrence, chosen by the arguments:
 
 * **self** (``rqa(x)``): ``R[i, j] = d(x_i, x_j) < eps``, symmetric, Theiler window applies;
-* **cross** (``rqa(x, other=y)``): ``R[i, j] = d(x_i, y_j) < eps``, rows are the states of
-  x, columns those of y, the lengths may differ, no line of identity and no Theiler window;
+* **cross** (``rqa(x, other=y)``): ``d(x_i, y_j) < eps``, the lengths may differ, no line of
+  identity and no Theiler window; as in pyrqa, vertical lines run along y: a vertical line
+  is a run of consecutive states of y all close to one state of x (``recurrence_plot``
+  shows ``R[x_i, y_j]`` over ``(time, time_)``, so these are runs along ``time_``);
 * **joint** (``rqa(x, joint=y)``): ``R = R^x AND R^y``, x and y of the same length, each with
   its own distance and the same ``eps`` (or, with ``recurrence_rate``, each its own eps
   reaching that rate alone, as pyunicorn does); symmetric, Theiler window applies.
@@ -306,7 +308,11 @@ def rqa(
         histograms = window is None
     batch_dims, xa, ya = _arrays(X, Y, kind, dim)
     show = get_option("progress") if progress is None else progress
-
+    n_states = width_x - (E - 1) * tau
+    if kind == "cross":
+        # pyrqa's orientation: rows are the states of `other`, columns those of `data`,
+        # so a vertical line is a run of consecutive `other` states near one `data` state
+        xa, ya, width_x, width_y = ya, xa, width_y, width_x
     na = width_x - (E - 1) * tau
     nwin = len(starts)
     nbatch = xa.shape[0]
@@ -383,7 +389,7 @@ def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, 
     attrs = {"kind": kind, "E": p["E"], "tau": p["tau"], "norm": p["norm"],
              "theiler": p["theiler"] if kind != "cross" else 0, "l_min": p["l_min"],
              "v_min": p["v_min"], "w_min": p["w_min"], "backend": p["backend"],
-             "n_states": int(width_x - (p["E"] - 1) * p["tau"])}
+             "n_states": int(p["n_states"])}
     if sweep_dim == "eps" and not is_list:
         attrs["eps"] = float(sweep[0])
     if sweep_dim == "recurrence_rate":
