@@ -96,7 +96,8 @@ def test_demo_uses_ccm_when_present(tmp_path, capsys, monkeypatch):
     assert "x -> y (library y, target x) rho = 0.900" in text
     assert "stronger: x -> y" in text
     assert calls["columns"] == ["x", "y"] and calls["seed"] == 3
-    assert all(calls["E"] < size <= 300 for size in calls["lib_sizes"])
+    assert len(calls["E"]) == 2  # one E per library series
+    assert all(max(calls["E"]) < size <= 300 for size in calls["lib_sizes"])
     assert out.read_bytes()[:8] == PNG_MAGIC
 
 

@@ -188,12 +188,18 @@ def _demo(args) -> int:
                     ds, E=best_E, columns=v, target=v, **split
                 )
             else:
-                sizes = np.unique(np.linspace(max(2 * best_E + 2, 10), n - 2 * best_E, 8)
-                                  .astype(int)).tolist()
+                # each library series is embedded with its own best E (leave-one-out, Tp = 1)
+                ccm_E = {v: best_E}
+                for other in {"x", "y"} - {v}:
+                    res = xedm.embed_dimension(ds, E_max=args.E_max, columns=other)
+                    ccm_E[other] = int(res.attrs["best_E"])
+                E_list = [ccm_E["x"], ccm_E["y"]]
+                sizes = np.unique(np.linspace(max(2 * max(E_list) + 2, 10), n - 2 * max(E_list),
+                                              8).astype(int)).tolist()
                 results[step] = _call(
                     xedm.ccm, ds,
                     user={"columns": ["x", "y"], "lib_sizes": sizes, "samples": args.samples,
-                          "seed": args.seed, "E": best_E},
+                          "seed": args.seed, "E": E_list},
                     optional={"progress": False},
                 )
     elapsed = time.perf_counter() - start
@@ -226,7 +232,8 @@ def _demo(args) -> int:
         r_yx = float(rho.sel(library="x", target="y").isel(lib_size=-1))
         winner = "x -> y" if r_xy > r_yx else "y -> x"
         lines.append(
-            f"  CCM at L = {L}:  x -> y (library y, target x) rho = {r_xy:.3f};  "
+            f"  CCM at L = {L} (E: x = {E_list[0]}, y = {E_list[1]}):  "
+            f"x -> y (library y, target x) rho = {r_xy:.3f};  "
             f"y -> x (library x, target y) rho = {r_yx:.3f}  => stronger: {winner}"
         )
     else:
