@@ -87,8 +87,9 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
                     for c in range(C):
                         xp = Xpad[b, c, pad + p - e * tau]
                         base = pad + q0 - e * tau
+                        xs = Xpad[b, c, base : base + n]  # a view: plain j indexing vectorizes
                         for j in range(n):
-                            diff = xp - Xpad[b, c, base + j]
+                            diff = xp - xs[j]
                             acc[j] += diff * diff
                     if E_list[ie] == e + 1:
                         if pred_ok[ie, b, pi]:
@@ -171,17 +172,23 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                         for e in range(E):
                             acc += _sq(Xpad, b, C, pp - e * tau, qq + j - e * tau)
                         cur[j] = acc
-                    if C == 1:
-                        xa = Xpad[b, 0, pp]
-                        xb = Xpad[b, 0, pp - back]
-                        for j in range(tau, nq):
-                            d1 = xa - Xpad[b, 0, qq + j]
-                            d2 = xb - Xpad[b, 0, qq + j - back]
-                            cur[j] = prev[j - tau] + d1 * d1 - d2 * d2
-                    else:
-                        for j in range(tau, nq):
-                            cur[j] = (prev[j - tau] + _sq(Xpad, b, C, pp, qq + j)
-                                      - _sq(Xpad, b, C, pp - back, qq + j - back))
+                    # views indexed by a plain loop counter: numba then drops its negative-
+                    # index wraparound checks and the loop vectorizes (about 4x faster)
+                    nn = nq - tau
+                    if nn > 0:
+                        cv = cur[tau:nq]
+                        pv = prev[0:nn]
+                        for j in range(nn):
+                            cv[j] = pv[j]
+                        for c in range(C):
+                            xa = Xpad[b, c, pp]
+                            xb = Xpad[b, c, pp - back]
+                            xq = Xpad[b, c, qq + tau : qq + nq]
+                            xo = Xpad[b, c, qq + tau - back : qq + nq - back]
+                            for j in range(nn):
+                                d1 = xa - xq[j]
+                                d2 = xb - xo[j]
+                                cv[j] += d1 * d1 - d2 * d2
                 if pi < i1 and pred_t[pi] == p:
                     if pred_ok[b, pi]:
                         drow = dist[b, pi]
