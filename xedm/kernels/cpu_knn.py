@@ -175,7 +175,18 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                     # views indexed by a plain loop counter: numba then drops its negative-
                     # index wraparound checks and the loop vectorizes (about 4x faster)
                     nn = nq - tau
-                    if nn > 0:
+                    if nn > 0 and C == 1:
+                        cv = cur[tau:nq]
+                        pv = prev[0:nn]
+                        xa = Xpad[b, 0, pp]
+                        xb = Xpad[b, 0, pp - back]
+                        xq = Xpad[b, 0, qq + tau : qq + nq]
+                        xo = Xpad[b, 0, qq + tau - back : qq + nq - back]
+                        for j in range(nn):
+                            d1 = xa - xq[j]
+                            d2 = xb - xo[j]
+                            cv[j] = pv[j] + (d1 * d1 - d2 * d2)
+                    elif nn > 0:
                         cv = cur[tau:nq]
                         pv = prev[0:nn]
                         for j in range(nn):
@@ -194,7 +205,10 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                         drow = dist[b, pi]
                         irow = idx[b, pi]
                         thr = drow[k - 1]
+                        hits = 0  # vectorized count first: most tiles hold no candidate
                         for j in range(nq):
+                            hits += cur[j] <= thr
+                        for j in range(nq if hits > 0 else 0):
                             d = cur[j]
                             if d <= thr:
                                 q = c0 + j
