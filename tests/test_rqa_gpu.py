@@ -1,0 +1,74 @@
+"""RQA on the GPU: the CuPy kernels give exactly the CPU histograms (skipped without a GPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from xedm.kernels import gpu_available
+from xedm.rqa.recurrence import NORMS, RecurrenceProblem, line_histograms, thresholds
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+]
+
+
+def _gpu(prob, eps, norm, tile=None, devices=None):
+    from xedm.kernels.gpu_rqa import line_histograms as gpu_hist
+
+    thr = thresholds(eps, norm, prob.nch, prob.matrices.shape[0])
+    return gpu_hist(prob, thr, NORMS.index(norm), tile, devices)
+
+
+def _same(cpu, gpu):
+    for key, g in zip(("diagonal", "vertical", "white"), gpu, strict=True):
+        np.testing.assert_array_equal(cpu[key], g, err_msg=key)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("kind", ["self", "cross", "joint"])
+def test_gpu_equals_cpu_small(norm, kind):
+    rng = np.random.default_rng(NORMS.index(norm))
+    for trial in range(6):
+        n = int(rng.integers(10, 300))
+        E, tau = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        x = np.round(rng.normal(size=n), 1)  # ties at eps
+        theiler = [0, 1, 5][trial % 3]
+        if kind == "self":
+            prob = RecurrenceProblem.single(x, E=E, tau=tau, theiler=theiler)
+        elif kind == "cross":
+            y = np.round(rng.normal(size=int(rng.integers(10, 300))), 1)
+            prob = RecurrenceProblem.single(x, y, E=E, tau=tau)
+        else:
+            y = np.round(rng.normal(size=n), 1)
+            prob = RecurrenceProblem.single(x, y, E=E, tau=tau, theiler=theiler, joint=True)
+        eps = [1.0, 0.5, 1.7]
+        cpu = line_histograms(prob, eps, norm, "cpu")
+        for tile in (None, 1, 7, 64):
+            _same(cpu, _gpu(prob, eps, norm, tile))
+        _same(cpu, _gpu(prob, eps, norm, 5, devices=[0, 0, 0]))  # a 3-way split
+
+
+def test_gpu_long_lines_and_multi_device_split():
+    # lines far longer than the shared-memory histogram (4096 bins) go to device memory
+    x = np.sin(np.arange(9000) * 0.0007)
+    prob = RecurrenceProblem.single(x, E=3, tau=5)
+    cpu = line_histograms(prob, [0.05, 4.0], "euclidean", "cpu")
+    assert cpu["vertical"][0, 1, prob.na] == prob.na  # every column one line
+    _same(cpu, _gpu(prob, [0.05, 4.0], "euclidean"))
+    _same(cpu, _gpu(prob, [0.05, 4.0], "euclidean", tile=1000, devices=[0, 0]))
+
+
+def test_gpu_backend_through_xarray():
+    rng = np.random.default_rng(0)
+    data = xr.DataArray(rng.normal(size=(2, 400)), dims=("unit", "time"))
+    a = data.edm.rqa(E=2, eps=[0.5, 1.0], backend="gpu")
+    b = data.edm.rqa(E=2, eps=[0.5, 1.0], backend="cpu")
+    assert a.attrs["backend"] == "gpu"
+    a.attrs["backend"] = "cpu"
+    xr.testing.assert_identical(a, b)
+    w_gpu = data.edm.rqa(E=2, eps=0.8, window=100, step=50, backend="gpu")
+    w_cpu = data.edm.rqa(E=2, eps=0.8, window=100, step=50, backend="cpu")
+    xr.testing.assert_equal(w_gpu, w_cpu)
