@@ -363,3 +363,16 @@ def test_accrqa_parity_theiler_zero():
                                rtol=1e-9)
     np.testing.assert_allclose(float(ours.RR), lam[4], rtol=1e-9)
     np.testing.assert_allclose(float(ours.LAM), lam[0], rtol=1e-9, atol=1e-12)
+
+
+def test_benchmark_script_runs():
+    """benchmarks/rqa.py runs (tiny size) so it cannot rot."""
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "rqa.py"
+    spec = importlib.util.spec_from_file_location("rqa_benchmark", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["cpu", "--sizes", "600", "--quick", "--no-pyrqa"])
+    row = out["rows"][0]
+    assert row["N"] == 600 and abs(row["xedm"]["RR"] - 0.05) < 0.01
