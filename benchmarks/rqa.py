@@ -7,8 +7,8 @@
 
 CPU rows: the logistic map (r = 3.9, x0 = 0.4), E = 5, tau = 3, Euclidean norm, Theiler
 window 1, l_min = v_min = w_min = 2, one eps for every N (the exact eps of RR = 0.05 at the
-first size, rounded to 4 digits to stay off distance ties; each row reports its RR).  Every tool runs in this process on the same
-data:
+first size, rounded to 4 digits to stay off distance ties; each row reports its RR).  Every
+tool runs in this process on the same data:
 
 - xedm: ``xedm.rqa(..., backend="cpu")``, all 13 measures and the three histograms;
   numba's compilation (or cache load) is done once on tiny data before any timing.
