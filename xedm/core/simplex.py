@@ -11,6 +11,7 @@ import numpy as np
 
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
+from ..options import get_option
 from .embed import LibSpec, observed_at, prepare, static_library_size
 from .skill import skill
 
@@ -18,9 +19,18 @@ TABLE_BYTES = 512 * 2**20  # neighbour-table memory per batch of series
 
 
 def batches(B: int, bytes_per_series: int):
-    """Slices over the series axis keeping each batch's tables under TABLE_BYTES."""
+    """Slices over the series axis keeping each batch's tables under TABLE_BYTES.
+
+    Many batches (long work on many series) get a progress bar that appears after two
+    seconds; ``xedm.set_options(progress=False)`` turns it off.
+    """
     step = max(1, TABLE_BYTES // max(int(bytes_per_series), 1))
-    for s in range(0, B, step):
+    starts = range(0, B, step)
+    if len(starts) > 1 and get_option("progress"):
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc="series batches", delay=2.0, leave=False)
+    for s in starts:
         yield slice(s, min(B, s + step))
 
 
