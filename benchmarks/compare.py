@@ -686,7 +686,10 @@ class Bench:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     rx = call(f, as_dataarray(sub), dim="series", E=E_c, progress=False)
-                rx = np.asarray(rx["rho"] if hasattr(rx, "data_vars") else rx, dtype=float)
+                rx = rx["rho"] if hasattr(rx, "data_vars") else rx
+                if {"library", "target"} <= set(getattr(rx, "dims", ())):
+                    rx = rx.transpose("library", "target")  # kEDM's [i, j] = library i
+                rx = np.asarray(rx, dtype=float)
                 rk = self.kedm.xmap(np.ascontiguousarray(sub.T.astype(np.float32)), [E_c] * n_sub)
                 row.d_rho_kedm = maxabs((rx, rk))
                 row.notes.append(f"d_rho on {n_sub} series, E={E_c} for all")
@@ -743,17 +746,21 @@ class Bench:
                     row.notes.append(f"xedm ccm result not understood: {exc}")
         if self.kedm is not None:
             x32, y32 = (np.ascontiguousarray(v.astype(np.float32)) for v in data)
+            # kEDM draws lib_size raw positions of the series (Floyd, without replacement),
+            # (E-1)tau+Tp of which can never be library states; only lib_size >= len(series)
+            # is its full library. So its last size is L, not M.
+            k_sizes = sizes[:-1] + [L]
 
             def kedm_both():
                 return {
                     "x:y": np.array(
                         self.kedm.ccm(
-                            x32, y32, lib_sizes=sizes, sample=samples, E=E, tau=1, Tp=0, seed=seed
+                            x32, y32, lib_sizes=k_sizes, sample=samples, E=E, tau=1, Tp=0, seed=seed
                         )
                     ),
                     "y:x": np.array(
                         self.kedm.ccm(
-                            y32, x32, lib_sizes=sizes, sample=samples, E=E, tau=1, Tp=0, seed=seed
+                            y32, x32, lib_sizes=k_sizes, sample=samples, E=E, tau=1, Tp=0, seed=seed
                         )
                     ),
                 }
