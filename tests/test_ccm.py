@@ -4,9 +4,9 @@ import naive
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import logistic
 
 import xedm
+from conftest import logistic
 
 
 def three_series(T=70, nan=True):

@@ -4,9 +4,9 @@ import naive
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import logistic, make_dataset
 
 import xedm
+from conftest import logistic, make_dataset
 
 
 def compare(out, ref, atol=1e-10):
@@ -120,7 +120,8 @@ def test_forecast_past_end_on_extended_time():
     assert out.time.values[-1] == 59 * 2 + 3 * 2
     assert np.all(np.isnan(out.observed.values[-3:]))
     assert np.all(np.isfinite(out.prediction.values[-3:]))
-    dates = x.assign_coords(time=np.datetime64("2020-01-01") + np.arange(50) * np.timedelta64(1, "D"))
+    day = np.timedelta64(1, "D")
+    dates = x.assign_coords(time=np.datetime64("2020-01-01") + np.arange(50) * day)
     out = dates.edm.simplex(E=2, Tp=-2)
     assert out.time.values[0] == np.datetime64("2020-01-01") + np.timedelta64(-1, "D")
 

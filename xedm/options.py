@@ -34,7 +34,8 @@ def set_options(**kwargs: Any) -> Iterator[None]:
         if key not in OPTIONS:
             raise ValueError(f"unknown option {key!r}; valid options are {sorted(OPTIONS)}")
         if value not in _VALID[key]:
-            raise ValueError(f"option {key}={value!r} is invalid; choose from {sorted(map(str, _VALID[key]))}")
+            choices = sorted(map(str, _VALID[key]))
+            raise ValueError(f"option {key}={value!r} is invalid; choose from {choices}")
         old[key] = OPTIONS[key]
     OPTIONS.update(kwargs)
     try:

@@ -15,7 +15,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class LibSpec:
-    """Library selection as positions: disjoint inclusive ``segments`` (S, 2), or a ``mask`` (T,)."""
+    """Library selection as positions: disjoint inclusive ``segments`` (S, 2) or a ``mask``."""
 
     segments: np.ndarray | None = None
     mask: np.ndarray | None = None

@@ -142,7 +142,7 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         dask_gufunc_kwargs={"output_sizes": sizes},
         keep_attrs=False,
     )
-    return dict(zip(names, results))
+    return dict(zip(names, results, strict=True))
 
 
 def _finish(results: dict, dim: str, index, out_t, attrs: dict, coords: dict | None = None):

@@ -29,7 +29,8 @@ def resolve_method(neighbors: str | None) -> str:
         log.debug("neighbors='auto' -> 'exact'")
     if method not in METHODS:
         raise ValueError(
-            f"neighbors={method!r} is invalid; choose 'auto', 'exact', 'kdtree', 'nndescent' or 'hnsw'"
+            f"neighbors={method!r} is invalid; choose 'auto', 'exact', 'kdtree', 'nndescent' "
+            "or 'hnsw'"
         )
     if method != "exact":
         raise ValueError(
