@@ -41,7 +41,8 @@ def _candidates_by_offset(p, T, lib_ok, excl):
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
     """The ``depth`` nearest library points of every prediction row, exactly ordered by
-    (distance, |dt|, t), from a stable sort of all candidates (ordered by (|dt|, t) first)."""
+    (distance, |dt|, t): candidates listed in (|dt|, t) order, cut at the depth-th smallest
+    distance by a partition, then stably sorted by distance."""
     C = Xpad.shape[0]
     T = lib_ok.shape[0]
     P = pred_t.shape[0]
@@ -61,8 +62,22 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
                     diff = Xpad[c, pad + p - e * tau] - Xpad[c, pad + q - e * tau]
                     s += diff * diff
             d2[j] = s
-        order = np.argsort(d2, kind="mergesort")
         n = min(depth, cand.shape[0])
+        if n == 0:
+            continue
+        if n < cand.shape[0]:
+            # keep only candidates up to the n-th smallest distance (ties included), in
+            # their (|dt|, t) order, so the stable sort below sees a short list
+            thr = np.partition(d2, n - 1)[n - 1]
+            keep = 0
+            for j in range(cand.shape[0]):
+                if d2[j] <= thr:
+                    cand[keep] = cand[j]
+                    d2[keep] = d2[j]
+                    keep += 1
+            cand = cand[:keep]
+            d2 = d2[:keep]
+        order = np.argsort(d2, kind="mergesort")
         for j in range(n):
             idx[pi, j] = cand[order[j]]
             dist[pi, j] = np.sqrt(d2[order[j]])

@@ -58,7 +58,7 @@ def select(data: Data, columns, target, dim: str | None):
         name = str(data.name) if data.name is not None else "x"
         dim = resolve_dim(data, dim)
         check_numeric(data, name)
-        return data.expand_dims({_VAR: 1}, axis=-1), data, [name], name, dim
+        return data.expand_dims({_VAR: 1}).transpose(..., _VAR, dim), data, [name], name, dim
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}")
     cols = _names(columns, "columns")
@@ -127,9 +127,16 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         res = core(xa.reshape((-1,) + xa.shape[-2:]), ya.reshape((-1, ya.shape[-1])))
         return tuple(np.asarray(res[n]).reshape(lead + np.shape(res[n])[1:]) for n in names)
 
-    if X.chunks is not None or y.chunks is not None:
-        X = X.chunk({dim: -1, _VAR: -1})
-        y = y.chunk({dim: -1})
+    if X.chunks is None and y.chunks is None:
+        # numpy in, numpy out, without apply_ufunc's bookkeeping (it dominates small calls)
+        lead_dims = X.dims[:-2]
+        arrays = wrapped(X.data, y.transpose(*lead_dims, dim).data)
+        lead_coords = {k: c.variable for k, c in X.coords.items()
+                       if k != dim and set(c.dims) <= set(lead_dims)}
+        return {n: ((*lead_dims, *outputs[n][0]), a) for n, a in zip(names, arrays,
+                                                                     strict=True)}, lead_coords
+    X = X.chunk({dim: -1, _VAR: -1})
+    y = y.chunk({dim: -1})
     sizes = {d: s for spec in outputs.values() for d, s in spec[1].items()}
     results = xr.apply_ufunc(
         wrapped,
@@ -142,17 +149,21 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         dask_gufunc_kwargs={"output_sizes": sizes},
         keep_attrs=False,
     )
-    return dict(zip(names, results, strict=True))
+    coords = {k: c.variable for k, c in results[0].coords.items()}
+    return {n: (r.dims, r.data) for n, r in zip(names, results, strict=True)}, coords
 
 
-def _finish(results: dict, dim: str, index, out_t, attrs: dict, coords: dict | None = None):
-    ds = xr.Dataset(results)
-    if _OUT in ds.dims:
-        ds = ds.rename({_OUT: dim}).assign_coords({dim: extended_labels(index, out_t)})
-    if coords:
-        ds = ds.assign_coords(coords)
-    ds.attrs.update(attrs)
-    return ds
+def _finish(applied, dim: str, index, out_t, attrs: dict, coords: dict | None = None):
+    """One Dataset from ``_apply``'s (dims, data) pairs: the output axis becomes ``dim`` on the
+    (extended) time labels of ``out_t``."""
+    results, all_coords = applied
+    all_coords = dict(all_coords)
+    data_vars = {n: (tuple(dim if d == _OUT else d for d in dims), data)
+                 for n, (dims, data) in results.items()}
+    if out_t is not None:
+        all_coords[dim] = extended_labels(index, out_t)
+    all_coords.update(coords or {})
+    return xr.Dataset(data_vars, coords=all_coords, attrs=attrs)
 
 
 _SKILL = {"rho": ([], {}, float), "mae": ([], {}, float), "rmse": ([], {}, float),
