@@ -63,10 +63,12 @@ def machine():
         info["busy_processes"] = busy
     except Exception:  # pragma: no cover
         pass
-    for mod in ("numpy", "numba", "xarray", "pyrqa", "accrqa", "cupy"):
+    from importlib.metadata import PackageNotFoundError, version
+
+    for mod in ("numpy", "numba", "xarray", "pyrqa", "accrqa", "cupy-cuda12x", "cupy-cuda13x"):
         try:
-            info[mod] = __import__(mod).__version__
-        except Exception:
+            info[mod] = version(mod)
+        except PackageNotFoundError:
             info[mod] = None
     return info
 
