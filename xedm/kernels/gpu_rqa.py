@@ -22,7 +22,9 @@ import numpy as np
 
 _BLOCK = 128
 _ROWS = 64
-_SHARED_BINS = 8192  # shared-memory counters per block, split over histograms and thresholds
+# shared-memory counters per block, split over histograms and thresholds; small enough not
+# to limit the blocks resident per multiprocessor (longer lines go to device memory)
+_SHARED_BINS = 2048
 
 _CACHE: dict = {}
 
@@ -287,10 +289,16 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
             prepared = [_prepare(cp, job, prob, X.shape[1], Y.shape[1], K) for job in per[g]]
             cp.cuda.Device(dev).synchronize()
             state.append((dev, funcs, dX, dY, dthr, hists, prepared))
+    streams = []
     for dev, funcs, dX, dY, dthr, hists, prepared in state:
         with cp.cuda.Device(dev):
+            # columns and diagonals on two streams: each kernel's last partial wave of
+            # blocks is filled by the other's
+            pair = {"v": cp.cuda.Stream(non_blocking=True), "d": cp.cuda.Stream(non_blocking=True)}
+            streams.append(pair)
             for args in prepared:
-                _launch(funcs, args, dX, dY, dthr, hists, lp1, rows)
+                with pair[args[0][0]]:
+                    _launch(funcs, args, dX, dY, dthr, hists, lp1, rows)
     total = [np.zeros((nmat, K, lp1), np.uint64) for _ in range(3)]
     for dev, _funcs, _dX, _dY, _thr, hists, _prepared in state:
         with cp.cuda.Device(dev):
