@@ -114,8 +114,13 @@ def _import_tools(args):
         notes["xedm"] = f"xedm not importable: {type(exc).__name__}: {exc}"
     if not args.skip_kedm:
         try:
+            cpus = os.sched_getaffinity(0)
             import kedm
 
+            # Kokkos binds the calling thread to core 0 at import (OMP_PROC_BIND=close); numba's
+            # thread pool, started later from this thread, and any child process would inherit
+            # that one-core mask. Give the main thread back every core.
+            os.sched_setaffinity(0, cpus)
             tools["kedm"] = kedm
         except Exception as exc:
             notes["kedm"] = f"kEDM columns skipped: {type(exc).__name__}: {exc}"
@@ -855,6 +860,7 @@ def _ccm_dataset(data):
 # --------------------------------------------------------------------------- child (big row)
 def child_big(L, E):
     """Run xedm.simplex at L, E in this (fresh) process; print one JSON line."""
+    os.sched_setaffinity(0, range(os.cpu_count()))  # never inherit a pinned parent's mask
     import numpy as np
 
     import xedm

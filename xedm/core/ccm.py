@@ -65,6 +65,7 @@ def ccm(
     skill = get_kernel("ccm_skill", backend)
     rho = np.full((N, N, len(lib_sizes), samples), np.nan)
     n_valid = np.zeros((N, N), np.int64)
+    drawn: dict[bytes, np.ndarray] = {}
     for i in progress(range(N)):
         Ei = int(E[i])
         k = Ei + 1 if knn is None else int(knn)
@@ -82,7 +83,10 @@ def ccm(
             n_valid[i, js] = nv
             if nv == 0:
                 continue
-            members = draw_members(valid, lib_sizes, samples, seed)
+            key = valid.tobytes()  # same valid set, same draws: draw once
+            if key not in drawn:
+                drawn[key] = draw_members(valid, lib_sizes, samples, seed)
+            members = drawn[key]
             sampled = lib_sizes[lib_sizes < nv]
             if len(sampled):
                 depth = int(np.ceil(DEPTH_FACTOR * k * nv / sampled.min())) + 16

@@ -98,6 +98,30 @@ def _pearson(s):
     return cxy / np.sqrt(cxx * cyy)
 
 
+@njit(cache=True)
+def _direct_search(mrow, p, k, excl, Xpad, pad, E, tau, nb, nd):
+    """The k nearest members of one library subset to state p, by a scan of the series
+    (the fallback when a sorted table is too shallow); fills nb/nd, returns the count."""
+    C = Xpad.shape[0]
+    for j in range(k):
+        nb[j] = -1
+        nd[j] = np.inf
+    for q in range(mrow.shape[0]):
+        if mrow[q] and abs(q - p) > excl:
+            d2 = 0.0
+            for e in range(E):
+                for c in range(C):
+                    diff = Xpad[c, pad + p - e * tau] - Xpad[c, pad + q - e * tau]
+                    d2 += diff * diff
+            _insert(nd, nb, k, d2, q, p)
+    m = 0
+    for j in range(k):
+        if nb[j] >= 0:
+            nd[j] = np.sqrt(nd[j])
+            m += 1
+    return m
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t, complete):
     """Cross-map skill for every library subset (row of ``members``) and target (row of Y).
@@ -110,7 +134,6 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
     nS, T = members.shape
     nT = Y.shape[0]
     P = pred_t.shape[0]
-    C = Xpad.shape[0]
     depth = idx.shape[1]
     rho = np.full((nS, nT), np.nan)
     shift = np.zeros(nT)
@@ -128,38 +151,25 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
         nb = np.empty(k, np.int64)
         nd = np.empty(k)
         w = np.empty(k)
+        mrow = members[s]
         for pi in range(P):
-            if idx[pi, 0] < 0:
+            irow = idx[pi]  # 1-D views indexed by a loop counter: no wraparound checks
+            drow = dist[pi]
+            if irow[0] < 0:
                 continue
             m = 0
             for j in range(depth):
-                q = idx[pi, j]
+                q = irow[j]
                 if q < 0:
                     break
-                if members[s, q]:
+                if mrow[q]:
                     nb[m] = q
-                    nd[m] = dist[pi, j]
+                    nd[m] = drow[j]
                     m += 1
                     if m == k:
                         break
             if m < k and not complete:
-                p = pred_t[pi]
-                for j in range(k):
-                    nb[j] = -1
-                    nd[j] = np.inf
-                for q in range(T):
-                    if members[s, q] and abs(q - p) > excl:
-                        d2 = 0.0
-                        for e in range(E):
-                            for c in range(C):
-                                diff = Xpad[c, pad + p - e * tau] - Xpad[c, pad + q - e * tau]
-                                d2 += diff * diff
-                        _insert(nd, nb, k, d2, q, p)
-                m = 0
-                for j in range(k):
-                    if nb[j] >= 0:
-                        nd[j] = np.sqrt(nd[j])
-                        m += 1
+                m = _direct_search(mrow, pred_t[pi], k, excl, Xpad, pad, E, tau, nb, nd)
             if m == 0:
                 continue
             dmin = max(nd[0], D_MIN)
