@@ -116,7 +116,7 @@ def cpu_rows(args):
     import xarray as xr
 
     import xedm
-    from xedm.rqa.measures import rqa_measures
+    from xedm.recurrence.measures import rqa_measures
 
     t = time.perf_counter()
     xedm.rqa(xr.DataArray(logistic(200), dims="time"), E=5, tau=3, eps=0.3, backend="cpu")
@@ -193,9 +193,9 @@ def gpu_rows(args):
 
     import xedm
     from xedm.kernels.gpu_rqa import line_histograms as gpu_hist
-    from xedm.rqa.measures import rqa_measures
-    from xedm.rqa.recurrence import RecurrenceProblem, line_histograms, thresholds
-    from xedm.rqa.threshold import eps_for_recurrence_rate
+    from xedm.recurrence.measures import rqa_measures
+    from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, thresholds
+    from xedm.recurrence.threshold import eps_for_recurrence_rate
 
     ndev = cp.cuda.runtime.getDeviceCount()
     names = [cp.cuda.runtime.getDeviceProperties(d)["name"].decode() for d in range(ndev)]

@@ -184,3 +184,7 @@ def xmap(X, E, tau=1, Tp=0, knn=None, excl=0):
     N = X.shape[0]
     return np.array([[simplex(X[i][None], X[j], int(E[j]), tau=tau, Tp=Tp, knn=knn,
                               excl=excl)["rho"] for j in range(N)] for i in range(N)])
+
+
+# Recurrence quantification references (dense brute force) live beside this file.
+from naive_rqa import *  # noqa: E402,F401,F403

@@ -12,9 +12,9 @@ import pytest
 import xarray as xr
 
 import xedm
-from xedm.rqa.measures import MEASURES, rqa_measures
-from xedm.rqa.recurrence import RecurrenceProblem, line_histograms, squared_threshold
-from xedm.rqa.threshold import eps_for_recurrence_rate
+from xedm.recurrence.measures import MEASURES, rqa_measures
+from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, squared_threshold
+from xedm.recurrence.threshold import eps_for_recurrence_rate
 
 NORMS = ["euclidean", "maximum", "manhattan"]
 

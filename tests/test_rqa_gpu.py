@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 from xedm.kernels import gpu_available
-from xedm.rqa.recurrence import NORMS, RecurrenceProblem, line_histograms, thresholds
+from xedm.recurrence.recurrence import NORMS, RecurrenceProblem, line_histograms, thresholds
 
 pytestmark = [
     pytest.mark.gpu,

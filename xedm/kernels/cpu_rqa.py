@@ -18,7 +18,7 @@ Distances are float64, accumulated coordinate by coordinate in a fixed order wit
 multiply-add (numba without ``fastmath``), so the GPU kernels can reproduce them bit for
 bit.  A point is recurrent when, for every channel ``ch``, its accumulated distance is
 ``< thr[kk, ch]``; for the Euclidean norm ``thr`` is the smallest squared distance whose
-square root is ``>= eps`` (see :func:`xedm.rqa.recurrence.squared_threshold`), which makes
+square root is ``>= eps`` (see :func:`xedm.recurrence.recurrence.squared_threshold`), which makes
 ``s < thr`` the same test as ``sqrt(s) < eps``.
 
 Arrays

@@ -13,7 +13,7 @@ identical to the CPU kernels whatever the tile size and the number of GPUs.
 
 Distances are float64 and built exactly as on the CPU: coordinates in the same order, no
 fused multiply-add (``--fmad=false``), Euclidean distances compared squared against the
-threshold from :func:`xedm.rqa.recurrence.squared_threshold`.
+threshold from :func:`xedm.recurrence.recurrence.squared_threshold`.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
     shape ``(nmat, K, L + 1)``, over all visible GPUs (or the ids in ``devices``)."""
     import cupy as cp
 
-    from ..rqa.recurrence import hist_layout
+    from ..recurrence.recurrence import hist_layout
 
     ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
     devices = list(range(ndev)) if devices is None else list(devices)

@@ -22,9 +22,15 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..rqa.measures import MEASURES, rqa_measures
-from ..rqa.recurrence import NORMS, RecurrenceProblem, embedding_coords, line_histograms, thresholds
-from ..rqa.threshold import eps_for_recurrence_rate
+from ..recurrence.measures import MEASURES, rqa_measures
+from ..recurrence.recurrence import (
+    NORMS,
+    RecurrenceProblem,
+    embedding_coords,
+    line_histograms,
+    thresholds,
+)
+from ..recurrence.threshold import eps_for_recurrence_rate
 from .common import check_numeric, resolve_dim, time_index
 
 _VAR = "_rqa_variable"

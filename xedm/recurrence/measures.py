@@ -47,7 +47,7 @@ def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2)
     Parameters
     ----------
     diagonal, vertical, white : array_like of uint64, shape (..., L + 1)
-        Line-length histograms (see :func:`xedm.rqa.recurrence.line_histograms`).
+        Line-length histograms (see :func:`xedm.recurrence.recurrence.line_histograms`).
     n_points : int or array_like
         Number of points of the matrix (rows x columns), broadcast against ``(...)``.
     l_min, v_min, w_min : int

@@ -18,7 +18,7 @@ The number of recurrent points is ``sum(l * vertical[l])``.
 Examples
 --------
 >>> import numpy as np
->>> from xedm.rqa.recurrence import RecurrenceProblem, line_histograms
+>>> from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms
 >>> x = np.sin(np.arange(200) * 0.3)
 >>> prob = RecurrenceProblem.single(x, E=2, tau=1)
 >>> h = line_histograms(prob, eps=[0.2], backend="cpu")
