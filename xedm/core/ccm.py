@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from .embed import padded_series, window_finite
+from .embed import candidate_range, padded_series, window_finite
 
 TABLE_BYTES = 512 * 2**20
 # Table depth = DEPTH_FACTOR * k * n_valid / smallest sampled size (+16): deep enough that a
@@ -137,8 +137,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter) -> np.
         # library points any target loses to a NaN target value: extra table depth
         lost = (lib_ok[:, None, :] & ~tgt_ok[None, :, :]).sum(axis=-1).max(axis=1)
         k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-        lo = np.array([np.flatnonzero(lib_ok.any(0))[0]]) if lib_ok.any() else np.zeros(1, int)
-        hi = np.array([np.flatnonzero(lib_ok.any(0))[-1] + 1]) if lib_ok.any() else lo
+        lo, hi = candidate_range(lib_ok[:, None, :])
         pred_t = pred_t.astype(np.int64)
         if len(E_set) == 1:
             idx, dist = single(Xpad, pad, lib_ok, pred_t, pred_ok, int(E_set[0]),

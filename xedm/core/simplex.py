@@ -12,7 +12,7 @@ import numpy as np
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from ..options import get_option
-from .embed import LibSpec, observed_at, prepare, static_library_size
+from .embed import LibSpec, candidate_range, observed_at, prepare, static_library_size
 from .skill import skill
 
 TABLE_BYTES = 512 * 2**20  # neighbour-table memory per batch of series
@@ -125,7 +125,7 @@ def predict_interval(
         lost = int((union[None] & ~oks).sum(axis=-1).max())
         base = preps[0]
         base.lib_ok = union[None]
-        base.q_lo, base.q_hi = _hull(union)
+        base.q_lo, base.q_hi = candidate_range(union[None])
         idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
         rows = []
         for i, tp in enumerate(Tp_list):
@@ -137,9 +137,3 @@ def predict_interval(
     res["Tp"] = Tp_list
     res["knn"] = k
     return res
-
-
-def _hull(ok):
-    from .embed import candidate_range
-
-    return candidate_range(ok[None])
