@@ -153,18 +153,17 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
         w = np.empty(k)
         mrow = members[s]
         for pi in range(P):
-            irow = idx[pi]  # 1-D views indexed by a loop counter: no wraparound checks
-            drow = dist[pi]
-            if irow[0] < 0:
+            # plain 2-D indexing: a row view per (set, row) costs reference counting
+            if idx[pi, 0] < 0:
                 continue
             m = 0
             for j in range(depth):
-                q = irow[j]
+                q = idx[pi, j]
                 if q < 0:
                     break
                 if mrow[q]:
                     nb[m] = q
-                    nd[m] = drow[j]
+                    nd[m] = dist[pi, j]
                     m += 1
                     if m == k:
                         break

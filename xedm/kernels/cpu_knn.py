@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from ._flags import FASTMATH_STRICT
 
-CHUNK = 1024  # candidates per distance block (fits L1 with the accumulator)
+CHUNK = 256  # candidates per block: small, so a full row skips most blocks by a count
 
 
 @njit(cache=True, inline="always")
@@ -41,16 +41,80 @@ def _before(d, q, dd, qq, p):
 
 @njit(cache=True, inline="always")
 def _insert(dist_row, idx_row, k, d, q, p):
-    """Insert (d, q) into the sorted first k slots of a row, if it belongs there."""
+    """Insert (d, q) into the sorted first k slots of a row, if it belongs there.
+
+    Binary search for the slot (the rows are sorted by the comparator, empty slots (inf, -1)
+    last), then one shift: a few comparisons instead of one per slot moved.
+    """
     if not _before(d, q, dist_row[k - 1], idx_row[k - 1], p):
         return
+    lo = 0
+    hi = k - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _before(d, q, dist_row[mid], idx_row[mid], p):
+            hi = mid
+        else:
+            lo = mid + 1
+    for j in range(k - 1, lo, -1):
+        dist_row[j] = dist_row[j - 1]
+        idx_row[j] = idx_row[j - 1]
+    dist_row[lo] = d
+    idx_row[lo] = q
+
+
+@njit(cache=True, inline="always")
+def _insert_at(dist, idx, ie, b, pi, k, d, q, p):
+    """:func:`_insert` on row (ie, b, pi) of 4-D tables, indexed in place: creating row views
+    in the hot loop costs reference-count updates that dominate the insertion itself."""
+    if not _before(d, q, dist[ie, b, pi, k - 1], idx[ie, b, pi, k - 1], p):
+        return
     pos = k - 1
-    while pos > 0 and _before(d, q, dist_row[pos - 1], idx_row[pos - 1], p):
-        dist_row[pos] = dist_row[pos - 1]
-        idx_row[pos] = idx_row[pos - 1]
+    while pos > 0 and _before(d, q, dist[ie, b, pi, pos - 1], idx[ie, b, pi, pos - 1], p):
+        dist[ie, b, pi, pos] = dist[ie, b, pi, pos - 1]
+        idx[ie, b, pi, pos] = idx[ie, b, pi, pos - 1]
         pos -= 1
-    dist_row[pos] = d
-    idx_row[pos] = q
+    dist[ie, b, pi, pos] = d
+    idx[ie, b, pi, pos] = q
+
+
+@njit(cache=True)
+def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
+                              q_hi, idx, b, pi, first, bound):
+    """Upper bounds on each E's k-th nearest squared distance for row p, from the row
+    p - tau (finished just before, in the same block): its neighbours shifted by tau are k
+    valid candidates for p, often close ones, so only candidates below the largest of their
+    distances need an insertion.  Exact: every true neighbour lies at or below the bound
+    (inflated by a relative 1e-12 against rounding differences).  inf where no bound is known.
+    """
+    nE = E_list.shape[0]
+    C = Xpad.shape[1]
+    p = pred_t[pi]
+    for ie in range(nE):
+        bound[ie] = np.inf
+    pj = pi - tau
+    if pj < first or pred_t[pj] != p - tau:
+        return
+    for ie in range(nE):
+        k = k_list[ie]
+        if not (pred_ok[ie, b, pi] and pred_ok[ie, b, pj]) or idx[ie, b, pj, k - 1] < 0:
+            continue
+        E = E_list[ie]
+        worst = 0.0
+        ok = True
+        for j in range(k):
+            q = idx[ie, b, pj, j] + tau
+            if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
+                ok = False
+                break
+            d = 0.0
+            for e in range(E):
+                for c in range(C):
+                    diff = Xpad[b, c, pad + p - e * tau] - Xpad[b, c, pad + q - e * tau]
+                    d += diff * diff
+            worst = max(worst, d)
+        if ok:
+            bound[ie] = worst * (1.0 + 1e-12)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -64,12 +128,16 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
     Emax = E_list[nE - 1]
     idx = np.full((nE, B, P, kmax), -1, np.int64)
     dist = np.full((nE, B, P, kmax), np.inf)
-    rows = 8
+    rows = 64
     nblk = (P + rows - 1) // rows
     for task in prange(B * nblk):
         b = task // nblk
         blk = task - b * nblk
         acc = np.empty(CHUNK)
+        accE = np.empty((nE, CHUNK))  # the squared distances at every requested E
+        flag = np.empty(CHUNK, np.bool_)
+        bound = np.empty(nE)
+        thr = np.empty(nE)
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
             any_ok = False
             for i in range(nE):
@@ -78,10 +146,18 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
             if not any_ok:
                 continue
             p = pred_t[pi]
+            _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau,
+                                      excl, q_hi, idx, b, pi, blk * rows, bound)
             for q0 in range(q_lo[b], q_hi[b], CHUNK):
                 n = min(CHUNK, q_hi[b] - q0)
+                for ie in range(nE):
+                    thr[ie] = min(dist[ie, b, pi, k_list[ie] - 1], bound[ie])
+                    if not pred_ok[ie, b, pi]:
+                        thr[ie] = -1.0
                 for j in range(n):
                     acc[j] = 0.0
+                    flag[j] = False
+                # vectorized: distances for every E, and a flag where any E has a candidate
                 ie = 0
                 for e in range(Emax):
                     for c in range(C):
@@ -92,18 +168,25 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
                             diff = xp - xs[j]
                             acc[j] += diff * diff
                     if E_list[ie] == e + 1:
-                        if pred_ok[ie, b, pi]:
-                            k = k_list[ie]
-                            drow = dist[ie, b, pi]
-                            irow = idx[ie, b, pi]
-                            thr = drow[k - 1]
-                            for j in range(n):
-                                if acc[j] <= thr:
-                                    q = q0 + j
-                                    if lib_ok[ie, b, q] and abs(q - p) > excl:
-                                        _insert(drow, irow, k, acc[j], q, p)
-                                        thr = drow[k - 1]
+                        t_ie = thr[ie]
+                        row = accE[ie]
+                        for j in range(n):
+                            row[j] = acc[j]
+                            flag[j] |= acc[j] <= t_ie
                         ie += 1
+                # scalar: only flagged candidates, once per row and block
+                for j in range(n):
+                    if not flag[j]:
+                        continue
+                    q = q0 + j
+                    if abs(q - p) <= excl:
+                        continue
+                    for ie in range(nE):
+                        d = accE[ie, j]
+                        if d <= thr[ie] and lib_ok[ie, b, q]:
+                            k = k_list[ie]
+                            _insert_at(dist, idx, ie, b, pi, k, d, q, p)
+                            thr[ie] = min(dist[ie, b, pi, k - 1], bound[ie])
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
             for i in range(nE):
                 for j in range(kmax):
