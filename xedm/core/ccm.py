@@ -19,7 +19,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from .embed import candidate_range, padded_series, window_finite
+from .embed import candidate_range, observed_at, padded_series, window_finite
+from .skill import skill
 
 TABLE_BYTES = 512 * 2**20
 # Table depth = DEPTH_FACTOR * k * n_valid / smallest sampled size (+16): deep enough that a
@@ -104,53 +105,100 @@ def ccm(
     return {"rho": rho, "n_valid": n_valid}
 
 
-def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter) -> np.ndarray:
-    """rho (N, N): full-library cross-map skill for every ordered pair.
+KEEP_BYTES = 1 << 30  # xmap keeps every library's tables between passes up to this size
+
+
+def _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok, backend):
+    """Neighbour tables of library series i for every E in ``E_tab`` from one pass.
+
+    The tables cover the union of the library sets of every use (each target at Tp, and the
+    series' own Tp = 1 forecast when ``self_ok`` is given) and are deep enough (k plus the most
+    points any use loses) that each use takes its first k valid entries exactly.
+    Returns idx, dist (nE, P, depth), pred_t (P,), pred_ok (nE, P), win (nE, T).
+    """
+    T = X.shape[1]
+    t = np.arange(T)
+    in_data = (t + Tp >= 0) & (t + Tp < T)
+    win = np.stack([window_finite(fin[i][None], int(e), tau, False)[0] for e in E_tab])
+    cross = win & in_data
+    lib_ok = cross if self_ok is None else cross | (win & self_ok[i][None])
+    lost = (lib_ok[:, None, :] & ~tgt_ok[None, :, :]).sum(axis=-1).max(axis=1)
+    if self_ok is not None:
+        lost = np.maximum(lost, (lib_ok & ~(win & self_ok[i][None])).sum(axis=-1))
+    k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_tab]) + lost
+    pred_t = np.flatnonzero(win[0]).astype(np.int64)
+    pred_ok = win[:, pred_t]
+    pad = int(E_tab[-1]) * tau
+    Xpad = padded_series(X[i][None, None], pad)
+    lo, hi = candidate_range(lib_ok[:, None, :])
+    if len(E_tab) == 1:
+        idx, dist = get_kernel("knn_single", backend)(
+            Xpad, pad, lib_ok, pred_t, pred_ok, int(E_tab[0]), int(k_list[0]), tau, excl, lo, hi)
+        idx, dist = idx[None], dist[None]
+    else:
+        idx, dist = get_kernel("knn_sweep", backend)(
+            Xpad, pad, lib_ok[:, None, :], pred_t, pred_ok[:, None, :], np.asarray(E_tab),
+            k_list, tau, excl, lo, hi)
+    return idx[:, 0], dist[:, 0], pred_t, pred_ok, win
+
+
+def _best_E(x, idx, dist, pred_t, pred_ok, win, self_ok_i, E_tab, knn, backend) -> int:
+    """Leave-one-out simplex (Tp = 1) skill of each E from the tables, all E at once; the
+    best E (highest rho, ties to the smaller E)."""
+    nE = len(E_tab)
+    k_list = np.asarray(E_tab) + 1 if knn is None else np.full(nE, int(knn))
+    ok = np.ascontiguousarray(win & self_ok_i[None])
+    xs = np.ascontiguousarray(np.broadcast_to(np.where(np.isfinite(x), x, 0.0), (nE, len(x))))
+    pred = get_kernel("simplex_first_valid", backend)(idx, dist, ok, xs, k_list, 1)
+    pred = np.where(pred_ok, pred, np.nan)
+    rho = skill(observed_at(x[None], pred_t + 1), pred)["rho"]
+    rho = np.where(np.isfinite(rho), rho, -np.inf)
+    return int(E_tab[int(np.argmax(rho))])
+
+
+def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None):
+    """rho (N, N) and the E used per series: full-library cross-map skill of every pair.
 
     Pair (library i, target j) embeds i with the target's E[j] (as kEDM): per library series,
-    the tables for every distinct E come from one pass over the distances (they accumulate
-    across E), and all targets sharing an E are looked up together.  Tables are deep enough
-    (k plus the most NaN targets any series has) that each target takes its first k entries
-    with a finite target value.
+    the tables for every E come from one pass over the distances (they accumulate across E),
+    and all targets sharing an E are looked up together.  With ``E=None`` each series' E is
+    its best leave-one-out simplex E (Tp = 1) in 1..E_max, read from the same tables, which
+    are kept for the cross-map pass when they fit in KEEP_BYTES (else recomputed for the
+    chosen E only).
     """
     N, T = X.shape
-    E = np.asarray(E, np.int64)
     fin = np.isfinite(X)
     tgt_ok = _target_ok(fin, T, Tp)
     Yt = np.ascontiguousarray(X.T)
-    E_set = np.unique(E)
-    groups = [np.flatnonzero(E == e) for e in E_set]
-    sweep = get_kernel("knn_sweep", backend)
-    single = get_kernel("knn_single", backend)
     lookup = get_kernel("xmap_skill", backend)
+    kept: dict[int, tuple] = {}
+    if E is None:
+        E_tab = np.arange(1, int(E_max) + 1)
+        self_ok = _target_ok(fin, T, 1)
+        kmax = int(E_tab[-1]) + 2 if knn is None else int(knn) + 1
+        keep = N * len(E_tab) * T * kmax * 16 <= KEEP_BYTES
+        E_used = np.zeros(N, np.int64)
+        for i in progress(range(N)):
+            tabs = _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok,
+                                   backend)
+            E_used[i] = _best_E(X[i], *tabs, self_ok[i], E_tab, knn, backend)
+            if keep:
+                kept[i] = tabs
+    else:
+        E_used = np.asarray(E, np.int64)
+    E_set = np.unique(E_used)
+    groups = [np.flatnonzero(E_used == e) for e in E_set]
     rho = np.full((N, N), np.nan)
-    t = np.arange(T)
-    in_data = (t + Tp >= 0) & (t + Tp < T)
     for i in progress(range(N)):
-        Xpad = padded_series(X[i][None, None], int(E_set[-1]) * tau)
-        pad = int(E_set[-1]) * tau
-        lib_ok = np.stack([window_finite(fin[i][None], int(e), tau, False)[0] & in_data
-                           for e in E_set])  # (nE, T), target-agnostic
-        pred_t = np.flatnonzero(window_finite(fin[i][None], int(E_set[0]), tau, False)[0])
-        pred_ok = np.stack([window_finite(fin[i][None], int(e), tau, False)[0][pred_t]
-                            for e in E_set])
-        # library points any target loses to a NaN target value: extra table depth
-        lost = (lib_ok[:, None, :] & ~tgt_ok[None, :, :]).sum(axis=-1).max(axis=1)
-        k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-        lo, hi = candidate_range(lib_ok[:, None, :])
-        pred_t = pred_t.astype(np.int64)
-        if len(E_set) == 1:
-            idx, dist = single(Xpad, pad, lib_ok, pred_t, pred_ok, int(E_set[0]),
-                               int(k_list[0]), tau, excl, lo, hi)
-            idx, dist = idx[None], dist[None]
+        if i in kept:
+            idx, dist, pred_t, pred_ok, _ = kept.pop(i)
+            rows = E_set - 1
         else:
-            idx, dist = sweep(Xpad, pad, lib_ok[:, None, :], pred_t, pred_ok[:, None, :],
-                              E_set, k_list, tau, excl, lo, hi)
-        for g, js in enumerate(groups):
-            if len(js) == 0:
-                continue
-            k = int(E_set[g]) + 1 if knn is None else int(knn)
-            ok = pred_ok[g]
-            rho[i, js] = lookup(idx[g, 0], dist[g, 0], np.ascontiguousarray(Yt[:, js]), k, Tp,
-                                pred_t, ok)
-    return rho
+            idx, dist, pred_t, pred_ok, _ = _library_tables(X, fin, i, E_set, tau, Tp, knn,
+                                                            excl, tgt_ok, None, backend)
+            rows = np.arange(len(E_set))
+        for g, js in zip(rows, groups, strict=True):
+            k = int(E_used[js[0]]) + 1 if knn is None else int(knn)
+            rho[i, js] = lookup(idx[g], dist[g], np.ascontiguousarray(Yt[:, js]), k, Tp,
+                                pred_t, pred_ok[g])
+    return rho, E_used

@@ -91,18 +91,6 @@ def embed_dimension(
     return res
 
 
-def _first_valid(idx, dist, ok, k):
-    """Keep, per row, the first k entries whose library point is valid (``ok`` (B, T))."""
-    B = ok.shape[0]
-    bsel = np.arange(B).reshape((B, 1, 1))
-    valid = (idx >= 0) & ok[bsel, np.maximum(idx, 0)]
-    order = np.argsort(~valid, axis=-1, kind="stable")[..., :k]
-    idx_k = np.take_along_axis(idx, order, axis=-1)
-    dist_k = np.take_along_axis(dist, order, axis=-1)
-    keep = np.take_along_axis(valid, order, axis=-1)
-    return np.where(keep, idx_k, -1), np.where(keep, dist_k, np.inf)
-
-
 def predict_interval(
     X, y, *, E, tau, Tp_list, knn, excl, lib, pred_mask, embedded, backend, method
 ) -> dict[str, np.ndarray]:
@@ -115,7 +103,7 @@ def predict_interval(
     Tp_list = np.asarray(Tp_list, np.int64)
     ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded) for tp in Tp_list]
     k = ks[0]
-    predict = get_kernel("simplex_predict", backend)
+    first_valid = get_kernel("simplex_first_valid", backend)
     out = []
     for sl in batches(B, 16 * 4 * k * T):
         preps = [prepare(X[sl], y[sl], np.array([E]), tau, int(tp), lib, pred_mask, embedded)
@@ -127,10 +115,11 @@ def predict_interval(
         base.lib_ok = union[None]
         base.q_lo, base.q_hi = candidate_range(union[None])
         idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
+        y_fin = np.ascontiguousarray(np.where(np.isfinite(y[sl]), y[sl], 0.0))
+        k_b = np.full(y_fin.shape[0], k, np.int64)
         rows = []
         for i, tp in enumerate(Tp_list):
-            idx_k, dist_k = _first_valid(idx[0], dist[0], oks[i], k)
-            pred = predict(idx_k, dist_k, y[sl], int(tp))
+            pred = first_valid(idx[0], dist[0], oks[i], y_fin, k_b, int(tp))
             rows.append(skill(observed_at(y[sl], base.pred_t + int(tp)), pred))
         out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
     res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}

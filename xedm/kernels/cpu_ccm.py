@@ -232,6 +232,8 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
                 q = idx[pi, j]
                 if q < 0:
                     break
+                if q + Tp < 0 or q + Tp >= T:  # a library point of another use
+                    continue
                 v = Yt[q + Tp, t]
                 if not np.isfinite(v):
                     continue

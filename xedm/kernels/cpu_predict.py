@@ -38,6 +38,42 @@ def simplex_predict(idx: np.ndarray, dist: np.ndarray, y: np.ndarray, Tp: int) -
     return np.where(valid[..., 0], pred, np.nan)
 
 
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def simplex_first_valid(idx, dist, ok, y, k_list, Tp):
+    """Simplex from deep tables: each row uses its first k_list[b] entries whose library
+    point is valid for this use (``ok`` (B, T)), e.g. one Tp of a table shared by several.
+
+    idx/dist (B, P, depth); y (B, T); returns predictions (B, P), NaN without neighbours.
+    """
+    B, P, depth = idx.shape
+    pred = np.full((B, P), np.nan)
+    for task in prange(B * P):
+        b = task // P
+        pi = task - b * P
+        k = k_list[b]
+        m = 0
+        dmin = 1.0
+        wsum = 0.0
+        acc = 0.0
+        for j in range(depth):
+            q = idx[b, pi, j]
+            if q < 0:
+                break
+            if not ok[b, q]:
+                continue
+            if m == 0:
+                dmin = max(dist[b, pi, j], D_MIN)
+            w = np.exp(-dist[b, pi, j] / dmin)
+            wsum += w
+            acc += w * y[b, q + Tp]
+            m += 1
+            if m == k:
+                break
+        if m > 0:
+            pred[b, pi] = acc / wsum
+    return pred
+
+
 @njit(cache=True)
 def _lstsq(A, rhs, rows, nc, eps):
     """Minimum-norm least squares, as numpy.linalg.lstsq (rcond = eps * max(rows, cols)).

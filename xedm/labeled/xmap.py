@@ -10,9 +10,7 @@ import numpy as np
 import xarray as xr
 
 from ..core import ccm as _ccm
-from ..core import simplex as _simplex
 from ..core import validate as v
-from ..core.embed import LibSpec
 from ..kernels import resolve_backend
 from ..options import get_option
 from .common import check_numeric, resolve_dim
@@ -190,17 +188,6 @@ def ccm(
     return ds
 
 
-def choose_E(X2d: np.ndarray, E_max: int, tau: int, backend: str) -> np.ndarray:
-    """Best E per series (rows of X2d): leave-one-out simplex, Tp=1, ties to the smaller E."""
-    N, T = X2d.shape
-    E_list = np.arange(1, E_max + 1)
-    res = _simplex.embed_dimension(
-        X2d[:, None, :], X2d, E_list=E_list, tau=tau, Tp=1, knn=None, excl=0,
-        lib=LibSpec.whole(T), pred_mask=np.ones(T, bool), backend=backend, method="exact")
-    rho = np.where(np.isfinite(res["rho"]), res["rho"], -np.inf)  # (nE, N)
-    return E_list[np.argmax(rho, axis=0)]
-
-
 def xmap(
     data: xr.DataArray | xr.Dataset,
     dim: str | None = None,
@@ -220,9 +207,10 @@ def xmap(
 
     ``rho(library=i, target=j)`` is the full-library cross-map skill of series i's manifold at
     recovering series j (high: j causes i).  As in kEDM, the pair uses the **target's** E,
-    which is chosen per series by leave-one-out simplex (E = 1..E_max, Tp = 1) when
-    ``E=None`` and returned as the coordinate ``E`` along ``target``.  One neighbour table per
-    library series and E (all E from one pass), reused for every target.
+    which is chosen per series by leave-one-out simplex (E = 1..E_max, Tp = 1, the same
+    exclusion radius and knn) when ``E=None`` and returned as the coordinate ``E`` along
+    ``target``.  One neighbour table per library series and E (all E from one pass, shared
+    by the choice of E and the cross maps), reused for every target.
 
     Examples
     --------
@@ -249,9 +237,8 @@ def xmap(
     bar = progress_bar(progress, "xmap", n)
 
     def one(x2d):
-        Es = choose_E(x2d, E_max, tau, backend) if E is None else Ev
-        return _ccm.xmap(x2d, E=Es, tau=tau, Tp=Tp, knn=knn, excl=excl, backend=backend,
-                         progress=bar), Es
+        return _ccm.xmap(x2d, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tp,
+                         knn=knn, excl=excl, backend=backend, progress=bar)
 
     rho, Es = _apply(X, tdim, one, [["library", "target"], ["target"]],
                      {"library": n, "target": n}, [float, np.int64])
