@@ -18,6 +18,8 @@ from ._flags import FASTMATH_STRICT
 from .cpu_knn import _insert
 from .cpu_predict import D_MIN
 
+W_NEAREST = np.exp(-1.0)  # weight of the nearest neighbour whenever its distance >= D_MIN
+
 
 @njit(cache=True)
 def _candidates_by_offset(p, T, lib_ok, excl):
@@ -172,8 +174,9 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
             if m == 0:
                 continue
             dmin = max(nd[0], D_MIN)
-            wsum = 0.0
-            for j in range(m):
+            w[0] = W_NEAREST if nd[0] >= D_MIN else np.exp(-nd[0] / dmin)
+            wsum = w[0]
+            for j in range(1, m):
                 w[j] = np.exp(-nd[j] / dmin)
                 wsum += w[j]
             for t in range(nT):
