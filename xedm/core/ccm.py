@@ -20,6 +20,7 @@ import numpy as np
 
 from ..kernels import get_kernel
 from .embed import candidate_range, observed_at, padded_series, window_finite
+from .simplex import finite_or_zero
 from .skill import skill
 
 TABLE_BYTES = 512 * 2**20
@@ -148,8 +149,8 @@ def _best_E(x, idx, dist, pred_t, pred_ok, win, self_ok_i, E_tab, knn, backend) 
     nE = len(E_tab)
     k_list = np.asarray(E_tab) + 1 if knn is None else np.full(nE, int(knn))
     ok = np.ascontiguousarray(win & self_ok_i[None])
-    xs = np.ascontiguousarray(np.broadcast_to(np.where(np.isfinite(x), x, 0.0), (nE, len(x))))
-    pred = get_kernel("simplex_first_valid", backend)(idx, dist, ok, xs, k_list, 1)
+    xs = np.ascontiguousarray(np.broadcast_to(finite_or_zero(x), (nE, len(x))))
+    pred = get_kernel("simplex_predict", backend)(idx, dist, ok, xs, k_list, 1)
     pred = np.where(pred_ok, pred, np.nan)
     rho = skill(observed_at(x[None], pred_t + 1), pred)["rho"]
     rho = np.where(np.isfinite(rho), rho, -np.inf)

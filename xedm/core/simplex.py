@@ -34,6 +34,12 @@ def batches(B: int, bytes_per_series: int):
         yield slice(s, min(B, s + step))
 
 
+def finite_or_zero(y: np.ndarray) -> np.ndarray:
+    """A contiguous copy of the target with non-finite values set to 0 (never read: library
+    points have finite targets), as the prediction kernels take it."""
+    return np.ascontiguousarray(np.where(np.isfinite(y), y, 0.0))
+
+
 def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int, embedded: bool):
     """knn (default E+1), checked against the number of library points the selection allows."""
     k = E + 1 if knn is None else knn
@@ -57,7 +63,8 @@ def simplex(
     for sl in batches(B, 16 * k * T):
         prep = prepare(X[sl], y[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
         idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
-        preds.append(predict(idx[0], dist[0], y[sl], Tp))
+        yb = finite_or_zero(y[sl])
+        preds.append(predict(idx[0], dist[0], prep.lib_ok[0], yb, np.full(len(yb), k), Tp))
         pred_t = prep.pred_t
     prediction = np.concatenate(preds, axis=0)
     out_t = pred_t + Tp
@@ -79,9 +86,10 @@ def embed_dimension(
         prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
         idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
         obs = observed_at(y[sl], prep.pred_t + Tp)
+        yb = finite_or_zero(y[sl])
         rows = []
         for i, k in enumerate(k_list):
-            pred = predict(idx[i, ..., :k], dist[i, ..., :k], y[sl], Tp)
+            pred = predict(idx[i], dist[i], prep.lib_ok[i], yb, np.full(len(yb), k), Tp)
             pred = np.where(prep.pred_ok[i], pred, np.nan)
             rows.append(skill(obs, pred))
         out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
@@ -103,7 +111,7 @@ def predict_interval(
     Tp_list = np.asarray(Tp_list, np.int64)
     ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded) for tp in Tp_list]
     k = ks[0]
-    first_valid = get_kernel("simplex_first_valid", backend)
+    predict = get_kernel("simplex_predict", backend)
     out = []
     for sl in batches(B, 16 * 4 * k * T):
         preps = [prepare(X[sl], y[sl], np.array([E]), tau, int(tp), lib, pred_mask, embedded)
@@ -115,11 +123,11 @@ def predict_interval(
         base.lib_ok = union[None]
         base.q_lo, base.q_hi = candidate_range(union[None])
         idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
-        y_fin = np.ascontiguousarray(np.where(np.isfinite(y[sl]), y[sl], 0.0))
+        y_fin = finite_or_zero(y[sl])
         k_b = np.full(y_fin.shape[0], k, np.int64)
         rows = []
         for i, tp in enumerate(Tp_list):
-            pred = first_valid(idx[0], dist[0], oks[i], y_fin, k_b, int(tp))
+            pred = predict(idx[0], dist[0], oks[i], y_fin, k_b, int(tp))
             rows.append(skill(observed_at(y[sl], base.pred_t + int(tp)), pred))
         out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
     res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}

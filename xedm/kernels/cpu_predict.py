@@ -2,7 +2,7 @@
 
 Signatures shared with the GPU twins::
 
-    simplex_predict(idx, dist, y, Tp) -> (..., B, P) predictions
+    simplex_predict(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions
     smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
                  idx, dist, use_table, alpha, want_sv)
         -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
@@ -18,30 +18,12 @@ from ._flags import FASTMATH_STRICT
 D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
 
 
-def simplex_predict(idx: np.ndarray, dist: np.ndarray, y: np.ndarray, Tp: int) -> np.ndarray:
-    """Simplex projection from neighbour tables.
-
-    ``idx``/``dist`` have shape (..., B, P, k) with -1/inf where a row has fewer neighbours;
-    ``y`` (B, T) is the target.  ``w_i = exp(-d_i / max(d_1, 1e-6))``; a row without
-    neighbours predicts NaN.
-    """
-    valid = idx >= 0
-    B = y.shape[0]
-    bsel = np.arange(B).reshape((B, 1, 1))
-    yv = y[bsel, np.where(valid, idx + Tp, 0)]
-    d1 = dist[..., :1]
-    dmin = np.maximum(np.where(np.isfinite(d1), d1, 1.0), D_MIN)
-    w = np.where(valid, np.exp(-np.where(valid, dist, 0.0) / dmin), 0.0)
-    wsum = w.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pred = (w * np.where(valid, yv, 0.0)).sum(axis=-1) / wsum
-    return np.where(valid[..., 0], pred, np.nan)
-
-
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def simplex_first_valid(idx, dist, ok, y, k_list, Tp):
-    """Simplex from deep tables: each row uses its first k_list[b] entries whose library
-    point is valid for this use (``ok`` (B, T)), e.g. one Tp of a table shared by several.
+def simplex_predict(idx, dist, ok, y, k_list, Tp):
+    """Simplex projection from neighbour tables: each row uses its first k_list[b] entries
+    whose library point is valid for this use (``ok`` (B, T)): every entry of a plain table,
+    or those of one Tp (one target) of a deeper table shared by several.
+    ``w_i = exp(-d_i / max(d_1, 1e-6))`` over the entries used.
 
     idx/dist (B, P, depth); y (B, T); returns predictions (B, P), NaN without neighbours.
     """
