@@ -207,8 +207,33 @@ def _sq(Xpad, b, C, i, j):
     return s
 
 
+@njit(cache=True)
+def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, pred_t, pi, q_hi, slack):
+    """Upper bound on row pi's k-th nearest squared distance from the row tau steps back (an
+    earlier row of the same strip): its k neighbours so far, shifted by tau, are k valid
+    candidates.  Direct sums here, recurrences in the kernel: ``slack`` (absolute) covers the
+    recurrence's rounding drift, so no true neighbour is cut off.  inf when unusable."""
+    C = Xpad.shape[1]
+    pj = pi - tau
+    p = pred_t[pi]
+    if pred_t[pj] != p - tau or idx[b, pj, k - 1] < 0:
+        return np.inf
+    worst = 0.0
+    for j in range(k):
+        q = idx[b, pj, j] + tau
+        if q >= q_hi or not lib_ok[b, q] or abs(q - p) <= excl:
+            return np.inf
+        d = 0.0
+        for e in range(E):
+            for c in range(C):
+                diff = Xpad[b, c, pad + p - e * tau] - Xpad[b, c, pad + q - e * tau]
+                d += diff * diff
+        worst = max(worst, d)
+    return worst * (1.0 + 1e-12) + slack
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi):
+def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi, slack):
     """One E by diagonal recurrence: cost O(1) per (prediction, library) pair for any E.
 
     Along a diagonal of the distance matrix,
@@ -287,7 +312,11 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                     if pred_ok[b, pi]:
                         drow = dist[b, pi]
                         irow = idx[b, pi]
-                        thr = drow[k - 1]
+                        bnd = np.inf
+                        if drow[k - 1] == np.inf and pi - tau >= i0:
+                            bnd = _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx,
+                                             pred_t, pi, q_hi[b], slack[b])
+                        thr = min(drow[k - 1], bnd)
                         hits = 0  # vectorized count first: most tiles hold no candidate
                         for j in range(nq):
                             hits += cur[j] <= thr
@@ -297,7 +326,7 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                                 q = c0 + j
                                 if lib_ok[b, q] and abs(q - p) > excl:
                                     _insert(drow, irow, k, max(d, 0.0), q, p)
-                                    thr = drow[k - 1]
+                                    thr = min(drow[k - 1], bnd)
                     pi += 1
         for pi in range(i0, i1):
             for j in range(k):
@@ -315,7 +344,11 @@ def knn_single(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi):
     C = Xpad.shape[1]
     dense = P > 0 and (pred_t[-1] - pred_t[0] + 1) <= 1.25 * P
     if dense and E * C >= 3 and pad >= E * tau:
-        return knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi)
+        # rounding drift of the recurrence over a strip, as an absolute bound (d2 units)
+        scale = np.abs(Xpad).reshape(Xpad.shape[0], -1).max(axis=1) if Xpad.size else 0.0
+        slack = 1e-14 * STRIP * E * C * np.asarray(scale, np.float64) ** 2
+        return knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi,
+                            np.atleast_1d(slack))
     idx, dist = knn_sweep(
         Xpad, pad, lib_ok[None], pred_t, pred_ok[None], np.array([E], np.int64),
         np.array([k], np.int64), tau, excl, q_lo, q_hi,
