@@ -57,47 +57,71 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
 
 
 @njit(cache=True)
-def _lstsq(A, rhs, rows, nc, eps):
-    """Minimum-norm least squares, as numpy.linalg.lstsq (rcond = eps * max(rows, cols)).
+def _lstsq(At, rhs, rows, nc, eps, want_sv):
+    """Minimum-norm least squares, as numpy.linalg.lstsq (rcond = eps * max(rows, cols)), for
+    the design matrix given transposed (``At`` (nc, rows): each column contiguous).
 
-    Tall problems (the usual S-map case) go through a Householder QR of A, done in place, and
-    an SVD of the small triangular factor, which has A's singular values; that costs
-    2 * rows * nc^2 flops instead of LAPACK's bidiagonalisation of the whole matrix.
+    Tall problems (the usual S-map case) go through a Householder QR, done in place, and an
+    SVD of the small triangular factor, which has A's singular values; that costs
+    2 * rows * nc^2 flops instead of LAPACK's bidiagonalisation of the whole matrix.  When
+    the factor is clearly full rank (smallest |R_ii| > 1e-8 * largest) and no singular values
+    are asked for, back substitution replaces the SVD.
     """
     if rows < nc:
-        sol, _res, _rank, s = np.linalg.lstsq(A[:rows], rhs[:rows], eps * max(rows, nc))
+        sol, _res, _rank, s = np.linalg.lstsq(np.ascontiguousarray(At[:, :rows].T),
+                                              rhs[:rows], eps * max(rows, nc))
         return sol, s
     for j in range(nc):
-        # Householder vector for column j, rows j..rows-1
+        # Householder vector for column j, rows j..rows-1 (views: plain indices vectorize)
+        v = At[j, j:rows]
+        n = rows - j
         norm = 0.0
-        for i in range(j, rows):
-            norm += A[i, j] * A[i, j]
+        for i in range(n):
+            norm += v[i] * v[i]
         norm = np.sqrt(norm)
         if norm == 0.0:
             continue
-        alpha = -norm if A[j, j] >= 0 else norm
-        v0 = A[j, j] - alpha
-        vnorm2 = v0 * v0 + (norm * norm - A[j, j] * A[j, j])
-        A[j, j] = v0
+        alpha = -norm if v[0] >= 0 else norm
+        v0 = v[0] - alpha
+        vnorm2 = v0 * v0 + (norm * norm - v[0] * v[0])
+        v[0] = v0
         if vnorm2 > 0.0:
             for cc in range(j + 1, nc):
+                col = At[cc, j:rows]
                 dot = 0.0
-                for i in range(j, rows):
-                    dot += A[i, j] * A[i, cc]
+                for i in range(n):
+                    dot += v[i] * col[i]
                 f = 2.0 * dot / vnorm2
-                for i in range(j, rows):
-                    A[i, cc] -= f * A[i, j]
+                for i in range(n):
+                    col[i] -= f * v[i]
+            r = rhs[j:rows]
             dot = 0.0
-            for i in range(j, rows):
-                dot += A[i, j] * rhs[i]
+            for i in range(n):
+                dot += v[i] * r[i]
             f = 2.0 * dot / vnorm2
-            for i in range(j, rows):
-                rhs[i] -= f * A[i, j]
-        A[j, j] = alpha
+            for i in range(n):
+                r[i] -= f * v[i]
+        v[0] = alpha
     R = np.zeros((nc, nc))
     for i in range(nc):
         for cc in range(i, nc):
-            R[i, cc] = A[i, cc]
+            R[i, cc] = At[cc, i]
+    if not want_sv:
+        # clearly full rank: the least-squares solution is unique, so back substitution gives
+        # lstsq's answer without the SVD (which only decides the minimum-norm solution)
+        dmax = 0.0
+        dmin = np.inf
+        for i in range(nc):
+            dmax = max(dmax, abs(R[i, i]))
+            dmin = min(dmin, abs(R[i, i]))
+        if dmin > 1e-8 * dmax:
+            sol = np.zeros(nc)
+            for i in range(nc - 1, -1, -1):
+                acc = rhs[i]
+                for cc in range(i + 1, nc):
+                    acc -= R[i, cc] * sol[cc]
+                sol[i] = acc / R[i, i]
+            return sol, np.zeros(0)
     U, s, Vt = np.linalg.svd(R)
     cut = eps * max(rows, nc) * s[0]
     tmp = np.zeros(nc)
@@ -170,7 +194,7 @@ def smap_predict(
         for c in range(C):
             for e in range(E):
                 xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
-        A = np.empty((m + nridge, nc))
+        At = np.empty((nc, m + nridge))  # the design matrix, transposed
         rhs = np.empty(m + nridge)
         for it in range(nth):
             theta = thetas[it]
@@ -180,19 +204,19 @@ def smap_predict(
                     w = 1.0
                 else:
                     w = np.exp(-theta * ds[j] / dmean)
-                A[j, 0] = w
+                At[0, j] = w
                 for c in range(C):
                     for e in range(E):
-                        A[j, 1 + c * E + e] = w * Xpad[b, c, pad + q - e * tau]
+                        At[1 + c * E + e, j] = w * Xpad[b, c, pad + q - e * tau]
                 rhs[j] = w * y[b, q + Tp]
             if nridge > 0:
                 ra = np.sqrt(alpha)
                 for r in range(nridge):
                     for cc in range(nc):
-                        A[m + r, cc] = 0.0
-                    A[m + r, 1 + r] = ra
+                        At[cc, m + r] = 0.0
+                    At[1 + r, m + r] = ra
                     rhs[m + r] = 0.0
-            sol, s = _lstsq(A, rhs, m + nridge, nc, eps)
+            sol, s = _lstsq(At, rhs, m + nridge, nc, eps, want_sv)
             yhat = 0.0
             for cc in range(nc):
                 coef[it, b, pi, cc] = sol[cc]
