@@ -12,19 +12,12 @@ import pytest
 import xarray as xr
 
 import xedm
+from conftest import logistic  # noqa: E402
 from xedm.recurrence.measures import MEASURES, rqa_measures
 from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, squared_threshold
 from xedm.recurrence.threshold import eps_for_recurrence_rate
 
 NORMS = ["euclidean", "maximum", "manhattan"]
-
-
-def _logistic(n, x0=0.4, r=3.9):
-    x = np.empty(n)
-    x[0] = x0
-    for i in range(1, n):
-        x[i] = r * x[i - 1] * (1 - x[i - 1])
-    return x
 
 
 def _check(prob, R, eps, norm, theiler, symmetric, tile):
@@ -90,7 +83,7 @@ def test_joint_matches_dense(theiler):
 
 
 def test_eps_list_equals_separate_runs():
-    x = _logistic(300)
+    x = logistic(300)
     prob = RecurrenceProblem.single(x, E=3, tau=2)
     eps = [0.05, 0.2, 0.4]
     together = line_histograms(prob, eps)
@@ -101,7 +94,7 @@ def test_eps_list_equals_separate_runs():
 
 
 def test_tile_size_never_changes_counts():
-    x = _logistic(517)
+    x = logistic(517)
     prob = RecurrenceProblem.single(x, E=5, tau=3)
     ref = line_histograms(prob, [0.3], tile=1)
     for tile in (2, 13, 64, 129, 1000):
@@ -120,7 +113,7 @@ def test_squared_threshold_is_exact():
 # ----------------------------------------------------------------------------- measures
 @pytest.mark.parametrize("l_min", [2, 3, 4])
 def test_measures_match_dense(l_min):
-    x = xr.DataArray(_logistic(250), dims="time")
+    x = xr.DataArray(logistic(250), dims="time")
     for theiler in (0, 1, 5):
         res = x.edm.rqa(E=3, tau=2, eps=0.25, theiler=theiler, l_min=l_min, v_min=l_min,
                         w_min=l_min, backend="cpu")
@@ -151,7 +144,7 @@ def test_constant_series():
 
 # ----------------------------------------------------------------------------- xarray layer
 def test_result_layout_and_attrs():
-    x = xr.DataArray(_logistic(300), dims="time", coords={"time": np.arange(300) * 0.5})
+    x = xr.DataArray(logistic(300), dims="time", coords={"time": np.arange(300) * 0.5})
     res = x.edm.rqa(E=3, tau=2, eps=0.2, backend="cpu")
     assert set(MEASURES) <= set(res.data_vars)
     for var in ("diagonal_lines", "vertical_lines", "white_vertical_lines"):
@@ -182,7 +175,7 @@ def test_broadcast_over_extra_dims():
 
 
 def test_eps_list_dim():
-    x = xr.DataArray(_logistic(200), dims="time")
+    x = xr.DataArray(logistic(200), dims="time")
     res = x.edm.rqa(E=2, eps=[0.1, 0.3], backend="cpu")
     assert res.RR.dims == ("eps",) and res.diagonal_lines.dims == ("eps", "line_length")
     one = x.edm.rqa(E=2, eps=0.3, backend="cpu")
@@ -191,7 +184,7 @@ def test_eps_list_dim():
 
 def test_windowed_rqa_is_rqa_of_each_window():
     t = np.arange(400)
-    x = xr.DataArray(_logistic(400), dims="time", coords={"time": t * 2})
+    x = xr.DataArray(logistic(400), dims="time", coords={"time": t * 2})
     res = x.edm.rqa(E=2, tau=1, eps=0.2, window=100, step=37, backend="cpu")
     starts = list(range(0, 301, 37))
     assert res.sizes["time"] == len(starts)
@@ -204,8 +197,8 @@ def test_windowed_rqa_is_rqa_of_each_window():
 
 
 def test_cross_recurrence_api_lengths_differ():
-    x = xr.DataArray(_logistic(150), dims="time")
-    y = xr.DataArray(_logistic(120, x0=0.3), dims="time")
+    x = xr.DataArray(logistic(150), dims="time")
+    y = xr.DataArray(logistic(120, x0=0.3), dims="time")
     res = x.edm.rqa(other=y, E=2, eps=0.2, backend="cpu")
     # rows of the matrix are the states of `other` (pyrqa's orientation of vertical lines)
     R = nr.naive_recurrence_matrix(y.values, x.values, E=2, eps=0.2)
@@ -231,7 +224,7 @@ def test_dataset_cross_joint_and_multivariate():
 
 
 def test_recurrence_rate_selection():
-    x = xr.DataArray(_logistic(400), dims="time")
+    x = xr.DataArray(logistic(400), dims="time")
     res = x.edm.rqa(E=3, recurrence_rate=[0.05, 0.1], backend="cpu")
     assert res.attrs["eps_method"] == "exact"
     # no ties: exactly round(rr * N'^2) distances, up to the pairing of the symmetric halves
@@ -253,7 +246,7 @@ def test_joint_recurrence_rate_one_eps_per_channel():
 
 
 def test_recurrence_plot():
-    x = xr.DataArray(_logistic(80), dims="time", coords={"time": np.arange(80) + 100})
+    x = xr.DataArray(logistic(80), dims="time", coords={"time": np.arange(80) + 100})
     R = x.edm.recurrence_plot(E=3, tau=2, eps=0.3)
     assert R.dims == ("time", "time_") and R.dtype == bool
     np.testing.assert_array_equal(R.values, nr.naive_recurrence_matrix(x.values, E=3, tau=2,
@@ -282,18 +275,18 @@ def test_recurrence_plot():
     ],
 )
 def test_bad_inputs(kwargs, match):
-    x = xr.DataArray(_logistic(50), dims="time")
+    x = xr.DataArray(logistic(50), dims="time")
     with pytest.raises(ValueError, match=match):
         x.edm.rqa(backend="cpu", **kwargs)
 
 
 def test_nan_input_is_an_error_and_inputs_are_untouched():
-    vals = _logistic(60)
+    vals = logistic(60)
     vals[10] = np.nan
     x = xr.DataArray(vals, dims="time")
     with pytest.raises(ValueError, match="NaN"):
         x.edm.rqa(E=2, eps=0.1, backend="cpu")
-    clean = xr.DataArray(_logistic(60), dims="time")
+    clean = xr.DataArray(logistic(60), dims="time")
     before = clean.copy(deep=True)
     clean.edm.rqa(E=2, recurrence_rate=0.1, backend="cpu")
     clean.edm.recurrence_plot(E=2, eps=0.1)
@@ -323,8 +316,8 @@ def _pyrqa_result(x, y, E, tau, eps, theiler):
 @pytest.mark.skipif(importlib.util.find_spec("pyrqa") is None, reason="pyrqa not installed")
 @pytest.mark.parametrize("cross", [False, True])
 def test_pyrqa_parity(cross):
-    x = _logistic(400)
-    y = _logistic(350, x0=0.31) if cross else None
+    x = logistic(400)
+    y = logistic(350, x0=0.31) if cross else None
     try:
         res = _pyrqa_result(x, y, 3, 2, 0.2123, 1)
     except Exception as err:  # no OpenCL device
@@ -349,7 +342,7 @@ def test_pyrqa_parity(cross):
 def test_accrqa_parity_theiler_zero():
     import accrqa
 
-    x = _logistic(600)
+    x = logistic(600)
     dist = accrqa.accrqaDistance("euclidean")
     cpu = accrqa.accrqaCompPlatform("cpu")
     try:
