@@ -19,7 +19,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from .embed import candidate_range, observed_at, padded_series, window_finite
+from ..neighbors.base import knn_tables
+from .embed import Prepared, candidate_range, observed_at, padded_series, window_finite
 from .simplex import finite_or_zero
 from .skill import skill
 
@@ -130,16 +131,10 @@ def _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok, backe
     pred_t = np.flatnonzero(win[0]).astype(np.int64)
     pred_ok = win[:, pred_t]
     pad = int(E_tab[-1]) * tau
-    Xpad = padded_series(X[i][None, None], pad)
     lo, hi = candidate_range(lib_ok[:, None, :])
-    if len(E_tab) == 1:
-        idx, dist = get_kernel("knn_single", backend)(
-            Xpad, pad, lib_ok, pred_t, pred_ok, int(E_tab[0]), int(k_list[0]), tau, excl, lo, hi)
-        idx, dist = idx[None], dist[None]
-    else:
-        idx, dist = get_kernel("knn_sweep", backend)(
-            Xpad, pad, lib_ok[:, None, :], pred_t, pred_ok[:, None, :], np.asarray(E_tab),
-            k_list, tau, excl, lo, hi)
+    prep = Prepared(padded_series(X[i][None, None], pad), pad, lib_ok[:, None, :], pred_t,
+                    pred_ok[:, None, :], np.asarray(E_tab, np.int64), lo, hi, tau)
+    idx, dist = knn_tables(prep, k_list, excl, backend=backend, method="exact")
     return idx[:, 0], dist[:, 0], pred_t, pred_ok, win
 
 

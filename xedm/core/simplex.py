@@ -12,7 +12,14 @@ import numpy as np
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from ..options import get_option
-from .embed import LibSpec, candidate_range, observed_at, prepare, static_library_size
+from .embed import (
+    LibSpec,
+    candidate_range,
+    library_points,
+    observed_at,
+    prepare,
+    static_library_size,
+)
 from .skill import skill
 
 TABLE_BYTES = 512 * 2**20  # neighbour-table memory per batch of series
@@ -114,12 +121,15 @@ def predict_interval(
     predict = get_kernel("simplex_predict", backend)
     out = []
     for sl in batches(B, 16 * 4 * k * T):
-        preps = [prepare(X[sl], y[sl], np.array([E]), tau, int(tp), lib, pred_mask, embedded)
-                 for tp in Tp_list]
-        oks = np.stack([pp.lib_ok[0] for pp in preps])  # (nTp, b, T)
+        base = prepare(X[sl], y[sl], np.array([E]), tau, int(Tp_list[0]), lib, pred_mask,
+                       embedded)
+        fin_x = np.isfinite(X[sl]).all(axis=1)
+        fin_y = np.isfinite(y[sl])
+        kE = int(base.kernel_E[0])
+        oks = np.stack([library_points(fin_x, fin_y, lib, kE, tau, int(tp), False)
+                        for tp in Tp_list])  # (nTp, b, T)
         union = oks.any(axis=0)
         lost = int((union[None] & ~oks).sum(axis=-1).max())
-        base = preps[0]
         base.lib_ok = union[None]
         base.q_lo, base.q_hi = candidate_range(union[None])
         idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
