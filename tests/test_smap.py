@@ -4,9 +4,9 @@ import naive
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import logistic, make_dataset
 
 import xedm
+from conftest import logistic, make_dataset
 
 
 def check(out, ref, rtol=1e-7, atol=1e-9):

@@ -62,23 +62,37 @@ def library_points(
     ``fin_x`` (B, T) says where every column is finite, ``fin_y`` (B, T) where the target is.
     """
     B, T = fin_x.shape
-    s = span(E, tau, embedded)
-    t = np.arange(T)
     ok = window_finite(fin_x, E, tau, embedded)
-    target = t + Tp
-    inside = (target >= 0) & (target < T)
-    y_ok = np.zeros((B, T), dtype=bool)
-    y_ok[:, inside] = fin_y[:, target[inside]]
+    ok &= shifted(fin_y, Tp)  # the target y[t + Tp] exists and is finite
+    ok &= library_selection(T, lib, E, tau, Tp, embedded)[None, :]
+    return ok
+
+
+def shifted(a: np.ndarray, Tp: int) -> np.ndarray:
+    """(B, T) bool ``out[:, t] = a[:, t + Tp]``, False where t + Tp lies outside the data."""
+    T = a.shape[-1]
+    out = np.zeros(a.shape, dtype=bool)
+    if abs(Tp) < T:
+        if Tp >= 0:
+            out[..., : T - Tp] = a[..., Tp:]
+        else:
+            out[..., -Tp:] = a[..., : T + Tp]
+    return out
+
+
+def library_selection(T: int, lib: LibSpec, E: int, tau: int, Tp: int, embedded: bool):
+    """(T,) bool: positions the library selection allows for (E, tau, Tp), before NaNs."""
+    s = span(E, tau, embedded)
     if lib.mask is not None:
-        sel = lib.mask & (t - s >= 0) & inside
-    else:
-        sel = np.zeros(T, dtype=bool)
-        for a, b in lib.segments:
-            lo = max(a + s, a - Tp)  # window and target (Tp < 0) inside the segment
-            hi = min(b, b - Tp)  # target (Tp > 0) inside the segment
-            if hi >= lo:
-                sel[lo : hi + 1] = True
-    return ok & y_ok & sel[None, :]
+        t = np.arange(T)
+        return lib.mask & (t >= s) & (t + Tp >= 0) & (t + Tp < T)
+    sel = np.zeros(T, dtype=bool)
+    for a, b in lib.segments.tolist():
+        lo = max(a + s, a - Tp)  # window and target (Tp < 0) inside the segment
+        hi = min(b, b - Tp)  # target (Tp > 0) inside the segment
+        if hi >= lo:
+            sel[lo : hi + 1] = True
+    return sel
 
 
 def prediction_times(pred_mask: np.ndarray, E: int, tau: int, embedded: bool) -> np.ndarray:
@@ -158,8 +172,7 @@ def prepare(
 
 def static_library_size(T: int, lib: LibSpec, E: int, tau: int, Tp: int, embedded: bool) -> int:
     """Library points of a NaN-free series (what the selection allows at most)."""
-    ones = np.ones((1, T), dtype=bool)
-    return int(library_points(ones, ones, lib, E, tau, Tp, embedded).sum())
+    return int(np.count_nonzero(library_selection(T, lib, E, tau, Tp, embedded)))
 
 
 def observed_at(y: np.ndarray, out_t: np.ndarray) -> np.ndarray:

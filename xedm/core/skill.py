@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import get_kernel
+
 
 def skill(observed: np.ndarray, predicted: np.ndarray, axis: int = -1) -> dict[str, np.ndarray]:
     """Pearson ``rho``, mean absolute error ``mae``, ``rmse`` and pair count ``n``.
@@ -18,22 +20,11 @@ def skill(observed: np.ndarray, predicted: np.ndarray, axis: int = -1) -> dict[s
     """
     o = np.moveaxis(np.asarray(observed, dtype=np.float64), axis, -1)
     p = np.moveaxis(np.asarray(predicted, dtype=np.float64), axis, -1)
-    ok = np.isfinite(o) & np.isfinite(p)
-    n = ok.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        nn = np.where(n > 0, n, 1)
-        o0 = np.where(ok, o, 0.0)
-        p0 = np.where(ok, p, 0.0)
-        mo = o0.sum(axis=-1) / nn
-        mp = p0.sum(axis=-1) / nn
-        do = np.where(ok, o - mo[..., None], 0.0)
-        dp = np.where(ok, p - mp[..., None], 0.0)
-        sxy = (do * dp).sum(axis=-1)
-        sxx = (do * do).sum(axis=-1)
-        syy = (dp * dp).sum(axis=-1)
-        denom = np.sqrt(sxx * syy)
-        rho = np.where((n >= 3) & (denom > 0), sxy / np.where(denom > 0, denom, 1.0), np.nan)
-        err = np.where(ok, p - o, 0.0)
-        mae = np.where(n > 0, np.abs(err).sum(axis=-1) / nn, np.nan)
-        rmse = np.where(n > 0, np.sqrt((err * err).sum(axis=-1) / nn), np.nan)
-    return {"rho": rho, "mae": mae, "rmse": rmse, "n": n.astype(np.int64)}
+    o, p = np.broadcast_arrays(o, p)
+    lead = o.shape[:-1]
+    N = o.shape[-1]
+    rows = get_kernel("skill_rows", "cpu")(
+        np.ascontiguousarray(o.reshape(-1, N)), np.ascontiguousarray(p.reshape(-1, N))
+    )
+    return {key: r.reshape(lead) for key, r in zip(("rho", "mae", "rmse", "n"), rows,
+                                                    strict=True)}

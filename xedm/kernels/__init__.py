@@ -81,6 +81,7 @@ register("smap_predict", "cpu", "cpu_predict:smap_predict")
 register("sorted_table", "cpu", "cpu_ccm:sorted_table")
 register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")
 register("xmap_skill", "cpu", "cpu_ccm:xmap_skill")
+register("skill_rows", "cpu", "cpu_skill:skill_rows")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")

@@ -20,6 +20,7 @@ from ..core.embed import prediction_times
 from ..kernels import resolve_backend
 from ..neighbors.base import resolve_method
 from .common import (
+    build_dataset,
     check_numeric,
     describe,
     extended_labels,
@@ -58,7 +59,11 @@ def select(data: Data, columns, target, dim: str | None):
         name = str(data.name) if data.name is not None else "x"
         dim = resolve_dim(data, dim)
         check_numeric(data, name)
-        return data.expand_dims({_VAR: 1}).transpose(..., _VAR, dim), data, [name], name, dim
+        if data.dims[-1] == dim:  # the common layout: no transpose (it costs a small call)
+            X = data.expand_dims({_VAR: 1}, axis=-2)
+        else:
+            X = data.expand_dims({_VAR: 1}).transpose(..., _VAR, dim)
+        return X, data, [name], name, dim
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}")
     cols = _names(columns, "columns")
@@ -130,7 +135,9 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
     if X.chunks is None and y.chunks is None:
         # numpy in, numpy out, without apply_ufunc's bookkeeping (it dominates small calls)
         lead_dims = X.dims[:-2]
-        arrays = wrapped(X.data, y.transpose(*lead_dims, dim).data)
+        if y.dims != (*lead_dims, dim):
+            y = y.transpose(*lead_dims, dim)
+        arrays = wrapped(X.data, y.data)
         lead_coords = {k: c.variable for k, c in X.coords.items()
                        if k != dim and set(c.dims) <= set(lead_dims)}
         return {n: ((*lead_dims, *outputs[n][0]), a) for n, a in zip(names, arrays,
@@ -163,7 +170,7 @@ def _finish(applied, dim: str, index, out_t, attrs: dict, coords: dict | None = 
     if out_t is not None:
         all_coords[dim] = extended_labels(index, out_t)
     all_coords.update(coords or {})
-    return xr.Dataset(data_vars, coords=all_coords, attrs=attrs)
+    return build_dataset(data_vars, all_coords, attrs)
 
 
 _SKILL = {"rho": ([], {}, float), "mae": ([], {}, float), "rmse": ([], {}, float),
