@@ -166,11 +166,15 @@ def _direct_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
         if isinstance(c, xr.Variable) and c.dims != (name,):
             add(name, c)  # a non-index coordinate
             continue
-        var = c if isinstance(c, xr.Variable) else xr.Variable((name,), np.asarray(c))
-        if var.ndim != 1 or isinstance(var.to_index(), pd.MultiIndex):
+        if isinstance(c, xr.Variable):
+            var, labels = c, c.to_index()
+        else:
+            labels = c if isinstance(c, pd.Index) else pd.Index(np.asarray(c))
+            var = None
+        if labels.ndim != 1 or isinstance(labels, pd.MultiIndex):
             raise _Fallback
-        index = xr.indexes.PandasIndex(var.to_index(), name)
-        for vname, v in index.create_variables({name: var}).items():
+        index = xr.indexes.PandasIndex(labels, name)
+        for vname, v in index.create_variables(None if var is None else {name: var}).items():
             add(vname, v)
         indexes[name] = index
     for name in data_vars:

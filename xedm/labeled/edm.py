@@ -47,7 +47,11 @@ def _names(arg, name: str) -> list[str]:
 
 
 def select(data: Data, columns, target, dim: str | None):
-    """(X with dims (..., _VAR, dim), y with dims (..., dim), column names, target name, dim)."""
+    """(X with dims (..., _VAR, dim), y with dims (..., dim), column names, target name, dim).
+
+    A single series already in (..., dim) layout comes back as X itself (no _VAR dim):
+    :func:`_apply` treats it as one column.
+    """
     if isinstance(data, np.ndarray):
         data = xr.DataArray(data, dims=["time"] if data.ndim == 1 else None)
     if isinstance(data, xr.DataArray):
@@ -59,10 +63,11 @@ def select(data: Data, columns, target, dim: str | None):
         name = str(data.name) if data.name is not None else "x"
         dim = resolve_dim(data, dim)
         check_numeric(data, name)
-        if data.dims[-1] == dim:  # the common layout: no transpose (it costs a small call)
-            X = data.expand_dims({_VAR: 1}, axis=-2)
-        else:
-            X = data.expand_dims({_VAR: 1}).transpose(..., _VAR, dim)
+        if data.dims[-1] == dim:
+            # the common layout: X is the series itself, _apply adds the (single) column
+            # axis; xarray's expand_dims/transpose cost more than a whole small call
+            return data, data, [name], name, dim
+        X = data.expand_dims({_VAR: 1}).transpose(..., _VAR, dim)
         return X, data, [name], name, dim
     if not isinstance(data, xr.Dataset):
         raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}")
@@ -132,16 +137,19 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         res = core(xa.reshape((-1,) + xa.shape[-2:]), ya.reshape((-1, ya.shape[-1])))
         return tuple(np.asarray(res[n]).reshape(lead + np.shape(res[n])[1:]) for n in names)
 
-    if X.chunks is None and y.chunks is None:
+    if isinstance(X.data, np.ndarray) and isinstance(y.data, np.ndarray):
         # numpy in, numpy out, without apply_ufunc's bookkeeping (it dominates small calls)
-        lead_dims = X.dims[:-2]
+        one = _VAR not in X.dims
+        lead_dims = X.dims[:-1] if one else X.dims[:-2]
         if y.dims != (*lead_dims, dim):
             y = y.transpose(*lead_dims, dim)
-        arrays = wrapped(X.data, y.data)
+        arrays = wrapped(X.data[..., None, :] if one else X.data, y.data)
         lead_coords = {k: c.variable for k, c in X.coords.items()
                        if k != dim and set(c.dims) <= set(lead_dims)}
         return {n: ((*lead_dims, *outputs[n][0]), a) for n, a in zip(names, arrays,
                                                                      strict=True)}, lead_coords
+    if _VAR not in X.dims:
+        X = X.expand_dims({_VAR: 1}, axis=-2)
     X = X.chunk({dim: -1, _VAR: -1})
     y = y.chunk({dim: -1})
     sizes = {d: s for spec in outputs.values() for d, s in spec[1].items()}
