@@ -150,6 +150,18 @@ def predict_nonlinear(X, y, E, thetas, **kw):
     return [smap(X, y, E, theta=th, **kw)["rho"] for th in thetas]
 
 
+def floyd_subset(rng, n, L):
+    """L of range(n) without replacement, by the documented protocol (Floyd's algorithm on
+    rng.random(min(L, n - L)); for L > n / 2 the picked points are the ones left out)."""
+    m = min(L, n - L)
+    u = rng.random(m)
+    picked = set()
+    for i, j in enumerate(range(n - m, n)):
+        c = int(u[i] * (j + 1))
+        picked.add(j if c in picked else c)
+    return sorted(picked) if m == L else [c for c in range(n) if c not in picked]
+
+
 def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0):
     """rho (n_sizes, samples) cross-mapping target y from library series x, following the
     documented sampling protocol (fresh PCG64(seed); one draw per size and sample, none for
@@ -164,7 +176,7 @@ def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0):
     out = np.full((len(lib_sizes), samples), np.nan)
     for a, L in enumerate(lib_sizes):
         for s in range(samples):
-            sub = valid if L >= n else [valid[c] for c in rng.choice(n, size=L, replace=False)]
+            sub = valid if L >= n else [valid[c] for c in floyd_subset(rng, n, L)]
             obs, pred = [], []
             for p in preds_at:
                 nb = neighbors(X, p, sorted(sub), E, tau, knn, excl)

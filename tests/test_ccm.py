@@ -128,3 +128,26 @@ def test_cross_map_errors():
         ds.x.edm.xmap(dim="neuron")
     with pytest.raises(ValueError, match="at least two"):
         ds.edm.ccm(["x"], lib_sizes=[20], E=2)
+
+
+def test_library_draws_are_subsets_of_the_right_size_and_uniform():
+    from xedm.core.ccm import draw_members
+
+    valid = np.ones(60, bool)
+    valid[[3, 10, 11, 40]] = False
+    n = int(valid.sum())
+    sizes = [5, 30, 50, n, n + 7]
+    members = draw_members(valid, sizes, 400, seed=7)
+    assert members.shape == (len(sizes) * 400, 60)
+    assert not members[:, ~valid].any()  # only valid points
+    counts = members.sum(axis=1).reshape(len(sizes), 400)
+    want = np.broadcast_to(np.minimum(sizes, n)[:, None], counts.shape)
+    np.testing.assert_array_equal(counts, want)
+    # every valid point equally likely: inclusion frequency L/n within 5 binomial sds
+    for a, L in enumerate(sizes[:3]):
+        freq = members[a * 400:(a + 1) * 400][:, valid].mean(axis=0)
+        sd = np.sqrt(L / n * (1 - L / n) / 400)
+        assert np.all(np.abs(freq - L / n) < 5 * sd + 1e-12)
+    again = draw_members(valid, sizes, 400, seed=7)
+    np.testing.assert_array_equal(members, again)
+    assert not np.array_equal(members, draw_members(valid, sizes, 400, seed=8))

@@ -6,10 +6,13 @@ library series i's manifold at recovering target series j: high skill is evidenc
 
 Sampling (``ccm``): for each (library i, target j) the valid library points are the states of
 i with a complete finite window whose target value j[t+Tp] is finite.  A fresh
-``numpy.random.Generator(PCG64(seed))`` then draws, for each lib size in the given order and
-each sample, ``rng.choice(n_valid, size=L, replace=False)`` (no draw is made for a size
->= n_valid: the full library is used).  Pairs with the same valid set therefore share their
-library subsets.  Every valid point is predicted (itself and its exclusion radius excluded).
+``numpy.random.Generator(PCG64(seed))`` then draws, for each lib size L in the given order and
+each sample, a subset of L of the n valid points by Floyd's algorithm on
+``u = rng.random(m)`` with ``m = min(L, n - L)``: for i, j in enumerate(range(n - m, n)),
+``c = floor(u[i] * (j + 1))`` is picked unless already picked, else j is; for L > n / 2 the m
+picked points are the ones left out.  No draw is made for a size >= n (the full library is
+used).  Pairs with the same valid set therefore share their library subsets.  Every valid
+point is predicted (itself and its exclusion radius excluded).
 """
 
 from __future__ import annotations
@@ -41,19 +44,15 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
 
 def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray:
     """(n_sizes * samples, T) membership masks of the sampled libraries (see module doc)."""
-    pos = np.flatnonzero(valid)
+    from ..kernels.cpu_ccm import floyd_members
+
+    pos = np.flatnonzero(valid).astype(np.int64)
     n = len(pos)
+    sizes = np.asarray(lib_sizes, np.int64)
+    m = np.where(sizes < n, np.minimum(sizes, n - sizes), 0)
     rng = np.random.Generator(np.random.PCG64(seed))
-    members = np.zeros((len(lib_sizes) * samples, len(valid)), dtype=bool)
-    row = 0
-    for L in lib_sizes:
-        for _ in range(samples):
-            if L >= n:
-                members[row, pos] = True
-            else:
-                members[row, pos[rng.choice(n, size=L, replace=False)]] = True
-            row += 1
-    return members
+    u = rng.random(int(m.sum()) * samples)  # the same stream as one rng.random(m) per draw
+    return floyd_members(pos, len(valid), sizes, samples, u)
 
 
 def ccm(

@@ -22,67 +22,132 @@ W_NEAREST = np.exp(-1.0)  # weight of the nearest neighbour whenever its distanc
 
 
 @njit(cache=True)
-def _candidates_by_offset(p, T, lib_ok, excl):
-    """Library points of row p ordered by (|q - p|, q): the tie order before sorting by d."""
-    out = np.empty(T, np.int64)
-    m = 0
-    for a in range(max(excl + 1, 1), T):
-        lo = p - a
-        hi = p + a
-        if lo < 0 and hi >= T:
-            break
-        if lo >= 0 and lib_ok[lo]:
-            out[m] = lo
-            m += 1
-        if hi < T and lib_ok[hi]:
-            out[m] = hi
-            m += 1
-    return out[:m]
+def floyd_members(pos, T, sizes, samples, u):
+    """Membership masks (n_sizes * samples, T) of library subsets drawn by Floyd's algorithm
+    from the uniform doubles ``u``, consumed in order (protocol: :mod:`xedm.core.ccm`)."""
+    n = pos.shape[0]
+    members = np.zeros((sizes.shape[0] * samples, T), np.bool_)
+    picked = np.zeros(n, np.bool_)
+    at = 0
+    row = 0
+    for a in range(sizes.shape[0]):
+        L = sizes[a]
+        for _ in range(samples):
+            if L >= n:
+                for c in range(n):
+                    members[row, pos[c]] = True
+                row += 1
+                continue
+            m = min(L, n - L)
+            picked[:] = False
+            for i in range(m):
+                j = n - m + i
+                c = int(u[at + i] * (j + 1))
+                if picked[c]:
+                    picked[j] = True
+                else:
+                    picked[c] = True
+            at += m
+            keep = m == L  # else the picked points are the ones left out
+            for c in range(n):
+                if picked[c] == keep:
+                    members[row, pos[c]] = True
+            row += 1
+    return members
+
+
+ROWS = 64  # prediction rows per task of sorted_table (consecutive: each bounds the next)
+
+
+@njit(cache=True)
+def _order_ties(cq, cd, n, p):
+    """Within runs of equal distance (already in time order), order by (|q - p|, q)."""
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and cd[b] == cd[a]:
+            b += 1
+        for i in range(a + 1, b):  # insertion sort of a short run
+            q = cq[i]
+            j = i
+            while j > a and (abs(cq[j - 1] - p) > abs(q - p)
+                             or (abs(cq[j - 1] - p) == abs(q - p) and cq[j - 1] > q)):
+                cq[j] = cq[j - 1]
+                j -= 1
+            cq[j] = q
+        a = b
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
     """The ``depth`` nearest library points of every prediction row, exactly ordered by
-    (distance, |dt|, t): candidates listed in (|dt|, t) order, cut at the depth-th smallest
-    distance by a partition, then stably sorted by distance."""
+    (distance, |dt|, t).
+
+    Per row: squared distances to every time point (contiguous, vectorized), the candidates
+    at or below a bound (the row tau steps back, its table shifted by tau, gives ``depth``
+    valid candidates, so the bound is their largest distance), the depth-th smallest of those
+    by a partition, then a stable sort by distance with exact ties put in (|dt|, t) order.
+    """
     C = Xpad.shape[0]
     T = lib_ok.shape[0]
     P = pred_t.shape[0]
     idx = np.full((P, depth), -1, np.int64)
     dist = np.full((P, depth), np.inf)
-    for pi in prange(P):
-        if not pred_ok[pi]:
-            continue
-        p = pred_t[pi]
-        cand = _candidates_by_offset(p, T, lib_ok, excl)
-        d2 = np.empty(cand.shape[0])
-        for j in range(cand.shape[0]):
-            q = cand[j]
-            s = 0.0
+    nblk = (P + ROWS - 1) // ROWS
+    for blk in prange(nblk):
+        d2 = np.empty(T)
+        cq = np.empty(T, np.int64)
+        cd = np.empty(T)
+        r0 = blk * ROWS
+        for pi in range(r0, min(P, r0 + ROWS)):
+            if not pred_ok[pi]:
+                continue
+            p = pred_t[pi]
+            for q in range(T):
+                d2[q] = 0.0
             for e in range(E):
                 for c in range(C):
-                    diff = Xpad[c, pad + p - e * tau] - Xpad[c, pad + q - e * tau]
-                    s += diff * diff
-            d2[j] = s
-        n = min(depth, cand.shape[0])
-        if n == 0:
-            continue
-        if n < cand.shape[0]:
-            # keep only candidates up to the n-th smallest distance (ties included), in
-            # their (|dt|, t) order, so the stable sort below sees a short list
-            thr = np.partition(d2, n - 1)[n - 1]
-            keep = 0
-            for j in range(cand.shape[0]):
-                if d2[j] <= thr:
-                    cand[keep] = cand[j]
-                    d2[keep] = d2[j]
-                    keep += 1
-            cand = cand[:keep]
-            d2 = d2[:keep]
-        order = np.argsort(d2, kind="mergesort")
-        for j in range(n):
-            idx[pi, j] = cand[order[j]]
-            dist[pi, j] = np.sqrt(d2[order[j]])
+                    xp = Xpad[c, pad + p - e * tau]
+                    xs = Xpad[c, pad - e * tau : pad - e * tau + T]
+                    for q in range(T):
+                        diff = xp - xs[q]
+                        d2[q] += diff * diff
+            bound = np.inf
+            pj = pi - tau
+            if pj >= r0 and pred_t[pj] == p - tau and idx[pj, depth - 1] >= 0:
+                worst = 0.0
+                for j in range(depth):
+                    q = idx[pj, j] + tau
+                    if q >= T or not lib_ok[q] or abs(q - p) <= excl:
+                        worst = np.inf
+                        break
+                    worst = max(worst, d2[q])
+                bound = worst
+            m = 0
+            for q in range(T):
+                if d2[q] <= bound and lib_ok[q] and abs(q - p) > excl:
+                    cq[m] = q
+                    cd[m] = d2[q]
+                    m += 1
+            n = min(depth, m)
+            if n == 0:
+                continue
+            if n < m:  # keep candidates up to the n-th smallest distance, ties included
+                thr = np.partition(cd[:m], n - 1)[n - 1]
+                keep = 0
+                for j in range(m):
+                    if cd[j] <= thr:
+                        cq[keep] = cq[j]
+                        cd[keep] = cd[j]
+                        keep += 1
+                m = keep
+            order = np.argsort(cd[:m], kind="mergesort")
+            sq = cq[:m][order]
+            sd = cd[:m][order]
+            _order_ties(sq, sd, m, p)
+            for j in range(n):
+                idx[pi, j] = sq[j]
+                dist[pi, j] = np.sqrt(sd[j])
     return idx, dist
 
 
@@ -150,8 +215,8 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
             shift[t] /= cnt
     for s in prange(nS):
         sums = np.zeros((nT, 6))
-        nb = np.empty(k, np.int64)
-        nd = np.empty(k)
+        nb = np.empty(k + 1, np.int64)
+        nd = np.empty(k + 1)
         w = np.empty(k)
         mrow = members[s]
         for pi in range(P):
@@ -159,16 +224,15 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
             if idx[pi, 0] < 0:
                 continue
             m = 0
-            for j in range(depth):
+            for j in range(depth):  # branch-free on membership (random, so unpredictable)
                 q = idx[pi, j]
                 if q < 0:
                     break
-                if mrow[q]:
-                    nb[m] = q
-                    nd[m] = dist[pi, j]
-                    m += 1
-                    if m == k:
-                        break
+                nb[m] = q
+                nd[m] = dist[pi, j]
+                m += mrow[q]
+                if m == k:
+                    break
             if m < k and not complete:
                 m = _direct_search(mrow, pred_t[pi], k, excl, Xpad, pad, E, tau, nb, nd)
             if m == 0:
