@@ -87,8 +87,14 @@ def ccm(
                 continue
             key = valid.tobytes()  # same valid set, same draws: draw once
             if key not in drawn:
-                drawn[key] = draw_members(valid, lib_sizes, samples, seed)
-            members = drawn[key]
+                # sizes >= nv give the full library in every sample: one row for all of them
+                full = np.repeat(lib_sizes >= nv, samples)
+                m = draw_members(valid, lib_sizes, samples, seed)
+                first = np.flatnonzero(full)[:1]
+                rows = np.concatenate([np.flatnonzero(~full), first])
+                which = np.where(full, len(rows) - 1, np.cumsum(~full) - 1)
+                drawn[key] = (np.ascontiguousarray(m[rows]), which)
+            members, which = drawn[key]
             sampled = lib_sizes[lib_sizes < nv]
             if len(sampled):
                 depth = int(np.ceil(DEPTH_FACTOR * k * nv / sampled.min())) + 16
@@ -102,7 +108,7 @@ def ccm(
             obs_ok = tgt_ok[js][:, pred_t]
             r = skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, Ei, tau, excl, pred_t,
                       complete)
-            rho[i, js] = r.T.reshape(len(js), len(lib_sizes), samples)
+            rho[i, js] = r[which].T.reshape(len(js), len(lib_sizes), samples)
     return {"rho": rho, "n_valid": n_valid}
 
 

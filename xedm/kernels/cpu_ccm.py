@@ -11,6 +11,7 @@ Signatures shared with the GPU twins::
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -189,76 +190,197 @@ def _direct_search(mrow, p, k, excl, Xpad, pad, E, tau, nb, nd):
     return m
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+CACHE_F = 8  # weight cache of ccm_skill: first-member entries x entries
+CACHE_J = 256
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit(x, table):
+    """Position of the lowest set bit of a nonzero uint64 (de Bruijn multiplication;
+    ``table`` from :func:`_debruijn_table`)."""
+    low = x & (~x + np.uint64(1))
+    return table[(low * _DEBRUIJN) >> np.uint64(58)]
+
+
+@njit(cache=True)
+def _debruijn_table():
+    return np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59,
+                     36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60,
+                     41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31,
+                     10, 25, 14, 19, 9, 13, 8, 7, 6], np.int64)
+
+
+@njit(cache=True)
+def pack_members(members):
+    """(T, ceil(n_sets / 64)) uint64: bit s of word s // 64 says point t is in set s."""
+    nS, T = members.shape
+    W = (nS + 63) // 64
+    bits = np.zeros((T, W), np.uint64)
+    for s in range(nS):
+        w = s // 64
+        b = np.uint64(1) << np.uint64(s % 64)
+        for t in range(T):
+            if members[s, t]:
+                bits[t, w] |= b
+    return bits
+
+
 def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t, complete):
     """Cross-map skill for every library subset (row of ``members``) and target (row of Y).
 
-    Each prediction row takes the first k entries of its sorted table that are members of
-    the subset; when the table is too shallow for that (``complete`` False and fewer than k
-    members found) the row falls back to a direct search over the subset.  Pearson sums are
-    accumulated per target, shifted by the target's mean for accuracy.
+    Each prediction row takes, for every subset, the first k entries of its sorted table that
+    are members; when the table is too shallow for that (``complete`` False and fewer than k
+    members found) that subset falls back to a direct search.  Rows outermost: one pass over
+    a row's table serves all subsets at once, 64 per machine word of the bit-packed
+    membership.  Pearson sums are accumulated per (subset, target) and thread, shifted by the
+    target's mean for accuracy.
     """
+    nchunk = max(1, min(numba.get_num_threads(), idx.shape[0]))  # one partial sum per thread
+    return _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
+                      complete, nchunk)
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t, complete,
+               nchunk):
     nS, T = members.shape
     nT = Y.shape[0]
     P = pred_t.shape[0]
     depth = idx.shape[1]
-    rho = np.full((nS, nT), np.nan)
+    bits = pack_members(members)
+    W = bits.shape[1]
+    table = _debruijn_table()
+    full = np.zeros(W, np.uint64)
+    for s in range(nS):
+        full[s // 64] |= np.uint64(1) << np.uint64(s % 64)
     shift = np.zeros(nT)
     for t in range(nT):
         cnt = 0
         for pi in range(P):
-            q = pred_t[pi] + Tp
             if obs_ok[t, pi]:
-                shift[t] += Y[t, q]
+                shift[t] += Y[t, pred_t[pi] + Tp]
                 cnt += 1
         if cnt > 0:
             shift[t] /= cnt
-    for s in prange(nS):
-        sums = np.zeros((nT, 6))
-        nb = np.empty(k + 1, np.int64)
-        nd = np.empty(k + 1)
+    # n, sum y, sum y^2 over the rows observed are the same for every subset: once per target
+    # (``miss`` takes back the rare rows a subset cannot predict); per subset only
+    # sum x, sum x^2, sum xy, per thread
+    base = np.zeros((nT, 3))
+    for pi in range(P):
+        if idx[pi, 0] < 0:
+            continue
+        for t in range(nT):
+            if obs_ok[t, pi]:
+                yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                base[t, 0] += 1.0
+                base[t, 1] += yv
+                base[t, 2] += yv * yv
+    sums = np.zeros((nchunk, nS, nT, 3))
+    miss = np.zeros((nchunk, nS, nT, 3))
+    for ch in prange(nchunk):
+        need = np.empty(W, np.uint64)
+        cnt = np.zeros(nS, np.int64)
+        nbj = np.empty((nS, k), np.int64)  # table entries (columns of row pi) per subset
+        nb = np.empty(k, np.int64)
+        nd = np.empty(k)
         w = np.empty(k)
-        mrow = members[s]
-        for pi in range(P):
-            # plain 2-D indexing: a row view per (set, row) costs reference counting
+        # exp(-d_j / d_f) depends on the row's entries f (first member) and j only: shared
+        # by every subset whose first member is entry f; cached per row for small f, j
+        cache = np.empty((CACHE_F, CACHE_J))
+        stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
+        for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
             if idx[pi, 0] < 0:
                 continue
-            m = 0
-            for j in range(depth):  # branch-free on membership (random, so unpredictable)
+            for v in range(W):
+                need[v] = full[v]
+            for s in range(nS):
+                cnt[s] = 0
+            left = nS
+            for j in range(depth):
                 q = idx[pi, j]
                 if q < 0:
                     break
-                nb[m] = q
-                nd[m] = dist[pi, j]
-                m += mrow[q]
-                if m == k:
+                for v in range(W):
+                    x = bits[q, v] & need[v]
+                    while x:
+                        b = _lowest_bit(x, table)
+                        x &= x - np.uint64(1)
+                        s = v * 64 + b
+                        c = cnt[s]
+                        nbj[s, c] = j
+                        cnt[s] = c + 1
+                        done = c + 1 == k  # branch-free: which subsets finish is random
+                        need[v] &= ~(np.uint64(done) << np.uint64(b))
+                        left -= done
+                if left == 0:
                     break
-            if m < k and not complete:
-                m = _direct_search(mrow, pred_t[pi], k, excl, Xpad, pad, E, tau, nb, nd)
-            if m == 0:
-                continue
-            dmin = max(nd[0], D_MIN)
-            w[0] = W_NEAREST if nd[0] >= D_MIN else np.exp(-nd[0] / dmin)
-            wsum = w[0]
-            for j in range(1, m):
-                w[j] = np.exp(-nd[j] / dmin)
-                wsum += w[j]
-            for t in range(nT):
-                if not obs_ok[t, pi]:
+            for s in range(nS):
+                m = cnt[s]
+                direct = m < k and not complete
+                if direct:
+                    m = _direct_search(members[s], pred_t[pi], k, excl, Xpad, pad, E, tau,
+                                       nb, nd)
+                if m == 0:  # no library point for this row in this subset
+                    for t in range(nT):
+                        if obs_ok[t, pi]:
+                            yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                            miss[ch, s, t, 0] += 1.0
+                            miss[ch, s, t, 1] += yv
+                            miss[ch, s, t, 2] += yv * yv
                     continue
-                acc = 0.0
-                for j in range(m):
-                    acc += w[j] * Y[t, nb[j] + Tp]
-                x = acc / wsum - shift[t]
-                yv = Y[t, pred_t[pi] + Tp] - shift[t]
-                sums[t, 0] += 1.0
-                sums[t, 1] += x
-                sums[t, 2] += yv
-                sums[t, 3] += x * x
-                sums[t, 4] += yv * yv
-                sums[t, 5] += x * yv
+                if direct:
+                    dmin = max(nd[0], D_MIN)
+                    for jj in range(m):
+                        w[jj] = np.exp(-nd[jj] / dmin)
+                else:
+                    f = nbj[s, 0]
+                    d0 = dist[pi, f]
+                    dmin = max(d0, D_MIN)
+                    nb[0] = idx[pi, f]
+                    w[0] = W_NEAREST if d0 >= D_MIN else np.exp(-d0 / dmin)
+                    for jj in range(1, m):
+                        j = nbj[s, jj]
+                        nb[jj] = idx[pi, j]
+                        if f < CACHE_F and j < CACHE_J:
+                            if stamp[f, j] != pi:
+                                cache[f, j] = np.exp(-dist[pi, j] / dmin)
+                                stamp[f, j] = pi
+                            w[jj] = cache[f, j]
+                        else:
+                            w[jj] = np.exp(-dist[pi, j] / dmin)
+                wsum = 0.0
+                for jj in range(m):
+                    wsum += w[jj]
+                for t in range(nT):
+                    if not obs_ok[t, pi]:
+                        continue
+                    acc = 0.0
+                    for jj in range(m):
+                        acc += w[jj] * Y[t, nb[jj] + Tp]
+                    xv = acc / wsum - shift[t]
+                    yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                    sums[ch, s, t, 0] += xv
+                    sums[ch, s, t, 1] += xv * xv
+                    sums[ch, s, t, 2] += xv * yv
+    rho = np.full((nS, nT), np.nan)
+    tot = np.empty(6)
+    for s in range(nS):
         for t in range(nT):
-            rho[s, t] = _pearson(sums[t])
+            tot[0] = base[t, 0]
+            tot[2] = base[t, 1]
+            tot[4] = base[t, 2]
+            tot[1] = 0.0
+            tot[3] = 0.0
+            tot[5] = 0.0
+            for ch in range(nchunk):
+                tot[0] -= miss[ch, s, t, 0]
+                tot[2] -= miss[ch, s, t, 1]
+                tot[4] -= miss[ch, s, t, 2]
+                tot[1] += sums[ch, s, t, 0]
+                tot[3] += sums[ch, s, t, 1]
+                tot[5] += sums[ch, s, t, 2]
+            rho[s, t] = _pearson(tot)
     return rho
 
 
