@@ -170,6 +170,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     N, T = X.shape
     fin = np.isfinite(X)
     tgt_ok = _target_ok(fin, T, Tp)
+    tgt_sets = np.unique(tgt_ok, axis=0)  # the distinct target sets decide the table depth
     Yt = np.ascontiguousarray(X.T)
     lookup = get_kernel("xmap_skill", backend)
     kept: dict[int, tuple] = {}
@@ -180,7 +181,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         keep = N * len(E_tab) * T * kmax * 16 <= KEEP_BYTES
         E_used = np.zeros(N, np.int64)
         for i in progress(range(N)):
-            tabs = _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok,
+            tabs = _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_sets, self_ok,
                                    backend)
             E_used[i] = _best_E(X[i], *tabs, self_ok[i], E_tab, knn, backend)
             if keep:
@@ -196,7 +197,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
             rows = E_set - 1
         else:
             idx, dist, pred_t, pred_ok, _ = _library_tables(X, fin, i, E_set, tau, Tp, knn,
-                                                            excl, tgt_ok, None, backend)
+                                                            excl, tgt_sets, None, backend)
             rows = np.arange(len(E_set))
         for g, js in zip(rows, groups, strict=True):
             k = int(E_used[js[0]]) + 1 if knn is None else int(knn)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._flags import FASTMATH_STRICT
+from ._flags import FASTMATH, FASTMATH_STRICT
 
 D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
 
@@ -56,7 +56,9 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
     return pred
 
 
-@njit(cache=True)
+# reassociation lets the Householder dot products and norms vectorize (about 5x faster);
+# it changes results at the rounding level only, and no neighbour order depends on them
+@njit(cache=True, fastmath=FASTMATH)
 def _lstsq(At, rhs, rows, nc, eps, want_sv):
     """Minimum-norm least squares, as numpy.linalg.lstsq (rcond = eps * max(rows, cols)), for
     the design matrix given transposed (``At`` (nc, rows): each column contiguous).
