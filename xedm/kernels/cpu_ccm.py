@@ -15,6 +15,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH_STRICT
 from .cpu_knn import _insert
 from .cpu_predict import D_MIN
@@ -190,25 +191,8 @@ def _direct_search(mrow, p, k, excl, Xpad, pad, E, tau, nb, nd):
     return m
 
 
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
 CACHE_F = 8  # weight cache of ccm_skill: first-member entries x entries
 CACHE_J = 256
-
-
-@njit(cache=True, inline="always")
-def _lowest_bit(x, table):
-    """Position of the lowest set bit of a nonzero uint64 (de Bruijn multiplication;
-    ``table`` from :func:`_debruijn_table`)."""
-    low = x & (~x + np.uint64(1))
-    return table[(low * _DEBRUIJN) >> np.uint64(58)]
-
-
-@njit(cache=True)
-def _debruijn_table():
-    return np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59,
-                     36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60,
-                     41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31,
-                     10, 25, 14, 19, 9, 13, 8, 7, 6], np.int64)
 
 
 @njit(cache=True)
@@ -250,7 +234,7 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
     depth = idx.shape[1]
     bits = pack_members(members)
     W = bits.shape[1]
-    table = _debruijn_table()
+    table = debruijn_table()
     full = np.zeros(W, np.uint64)
     for s in range(nS):
         full[s // 64] |= np.uint64(1) << np.uint64(s % 64)
@@ -304,7 +288,7 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
                 for v in range(W):
                     x = bits[q, v] & need[v]
                     while x:
-                        b = _lowest_bit(x, table)
+                        b = lowest_bit(x, table)
                         x &= x - np.uint64(1)
                         s = v * 64 + b
                         c = cnt[s]

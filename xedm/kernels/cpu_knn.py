@@ -78,17 +78,33 @@ def _insert_at(dist, idx, ie, b, pi, k, d, q, p):
     idx[ie, b, pi, pos] = q
 
 
+@njit(cache=True, inline="always")
+def _shifted_d2(Xpad, pad, b, E, tau, p, q, d2_prev):
+    """Squared distance of states p and q from that of p - tau and q - tau (``d2_prev``): add
+    the newest lag, drop the oldest.  Returns it with an absolute rounding slack added, so it
+    bounds the direct sum of the same distance from above."""
+    C = Xpad.shape[1]
+    add = 0.0
+    sub = 0.0
+    for c in range(C):
+        a = Xpad[b, c, pad + p] - Xpad[b, c, pad + q]
+        s = Xpad[b, c, pad + p - E * tau] - Xpad[b, c, pad + q - E * tau]
+        add += a * a
+        sub += s * s
+    return d2_prev + add - sub + 1e-12 * (d2_prev + add + sub)
+
+
 @njit(cache=True)
 def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
-                              q_hi, idx, b, pi, first, bound):
+                              q_hi, idx, dist, b, pi, first, bound):
     """Upper bounds on each E's k-th nearest squared distance for row p, from the row
-    p - tau (finished just before, in the same block): its neighbours shifted by tau are k
-    valid candidates for p, often close ones, so only candidates below the largest of their
-    distances need an insertion.  Exact: every true neighbour lies at or below the bound
-    (inflated by a relative 1e-12 against rounding differences).  inf where no bound is known.
+    p - tau (finished just before, in the same block, its squared distances not yet rooted):
+    its neighbours shifted by tau are k valid candidates for p, often close ones, so only
+    candidates below the largest of their distances need an insertion.  Each shifted distance
+    comes from the stored one in O(1) (:func:`_shifted_d2`, rounding slack included), so
+    every true neighbour lies at or below the bound.  inf where no bound is known.
     """
     nE = E_list.shape[0]
-    C = Xpad.shape[1]
     p = pred_t[pi]
     for ie in range(nE):
         bound[ie] = np.inf
@@ -107,14 +123,9 @@ def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list
             if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
                 ok = False
                 break
-            d = 0.0
-            for e in range(E):
-                for c in range(C):
-                    diff = Xpad[b, c, pad + p - e * tau] - Xpad[b, c, pad + q - e * tau]
-                    d += diff * diff
-            worst = max(worst, d)
+            worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q, dist[ie, b, pj, j]))
         if ok:
-            bound[ie] = worst * (1.0 + 1e-12)
+            bound[ie] = worst
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -147,7 +158,7 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
                 continue
             p = pred_t[pi]
             _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau,
-                                      excl, q_hi, idx, b, pi, blk * rows, bound)
+                                      excl, q_hi, idx, dist, b, pi, blk * rows, bound)
             for q0 in range(q_lo[b], q_hi[b], CHUNK):
                 n = min(CHUNK, q_hi[b] - q0)
                 for ie in range(nE):
@@ -208,12 +219,12 @@ def _sq(Xpad, b, C, i, j):
 
 
 @njit(cache=True)
-def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, pred_t, pi, q_hi, slack):
+def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist, pred_t, pi, q_hi, slack):
     """Upper bound on row pi's k-th nearest squared distance from the row tau steps back (an
-    earlier row of the same strip): its k neighbours so far, shifted by tau, are k valid
-    candidates.  Direct sums here, recurrences in the kernel: ``slack`` (absolute) covers the
-    recurrence's rounding drift, so no true neighbour is cut off.  inf when unusable."""
-    C = Xpad.shape[1]
+    earlier row of the same strip, squared distances not yet rooted): its k neighbours so
+    far, shifted by tau, are k valid candidates, their distances updated in O(1) each
+    (:func:`_shifted_d2`).  ``slack`` (absolute) covers the recurrence's rounding drift, so no
+    true neighbour is cut off.  inf when unusable."""
     pj = pi - tau
     p = pred_t[pi]
     if pred_t[pj] != p - tau or idx[b, pj, k - 1] < 0:
@@ -223,13 +234,8 @@ def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, pred_t, pi, q_hi, sla
         q = idx[b, pj, j] + tau
         if q >= q_hi or not lib_ok[b, q] or abs(q - p) <= excl:
             return np.inf
-        d = 0.0
-        for e in range(E):
-            for c in range(C):
-                diff = Xpad[b, c, pad + p - e * tau] - Xpad[b, c, pad + q - e * tau]
-                d += diff * diff
-        worst = max(worst, d)
-    return worst * (1.0 + 1e-12) + slack
+        worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q, dist[b, pj, j]))
+    return worst + slack
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -314,7 +320,7 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                         irow = idx[b, pi]
                         bnd = np.inf
                         if drow[k - 1] == np.inf and pi - tau >= i0:
-                            bnd = _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx,
+                            bnd = _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist,
                                              pred_t, pi, q_hi[b], slack[b])
                         thr = min(drow[k - 1], bnd)
                         hits = 0  # vectorized count first: most tiles hold no candidate
