@@ -158,7 +158,10 @@ def _direct_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
     for name, (vdims, data) in data_vars.items():
         if not isinstance(data, np.ndarray | np.generic | float | int):
             raise _Fallback  # dask and other duck arrays: xarray's own checks
-        add(name, xr.Variable(vdims, data))
+        data = np.asarray(data)
+        if data.dtype.kind not in "biuf":
+            raise _Fallback  # strings, datetimes, objects: xarray's own conversions
+        add(name, xr.Variable(vdims, data, fastpath=True))
     indexes: dict = {}
     for name, c in coords.items():
         if not isinstance(c, xr.Variable | np.ndarray | pd.Index):
