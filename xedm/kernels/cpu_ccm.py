@@ -368,16 +368,76 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
     return rho
 
 
+@njit(cache=True, inline="always")
+def _xmap_row(idx, dist, Yt, k, Tp, pi, t, T):
+    """Weighted cross-map prediction of target t at row pi from the first k table entries whose
+    target value exists and is finite; returns (prediction, entries used)."""
+    depth = idx.shape[1]
+    dmin = D_MIN
+    first = True
+    m = 0
+    wsum = 0.0
+    acc = 0.0
+    for j in range(depth):
+        q = idx[pi, j]
+        if q < 0:
+            break
+        if q + Tp < 0 or q + Tp >= T:  # a library point of another use
+            continue
+        v = Yt[q + Tp, t]
+        if not np.isfinite(v):
+            continue
+        if first:
+            dmin = max(dist[pi, j], D_MIN)
+            first = False
+        w = np.exp(-dist[pi, j] / dmin)
+        wsum += w
+        acc += w * v
+        m += 1
+        if m == k:
+            break
+    return (acc / wsum if m > 0 else np.nan), m
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     """Cross-map skill of one library's table for every target (columns of ``Yt`` (T, nT)).
 
     Per row and target, the first k table entries whose target value is finite are used (the
     table is deep enough for the target with the most NaN); Pearson is accumulated on the fly.
+    The weights of a row's first k in-range entries are computed once for all targets; a
+    target with a non-finite value among them takes the row's own scan instead.
     """
     T, nT = Yt.shape
     P, depth = idx.shape
     rho = np.full(nT, np.nan)
+    # per row, shared by every target: first k entries with q + Tp inside the data, weights
+    qk = np.full((P, k), -1, np.int64)
+    wk = np.zeros((P, k))
+    mk = np.zeros(P, np.int64)
+    wsk = np.ones(P)
+    for pi in prange(P):
+        m = 0
+        dmin = D_MIN
+        wsum = 0.0
+        for j in range(depth):
+            q = idx[pi, j]
+            if q < 0:
+                break
+            if q + Tp < 0 or q + Tp >= T:
+                continue
+            if m == 0:
+                dmin = max(dist[pi, j], D_MIN)
+            w = np.exp(-dist[pi, j] / dmin)
+            qk[pi, m] = q + Tp
+            wk[pi, m] = w
+            wsum += w
+            m += 1
+            if m == k:
+                break
+        mk[pi] = m
+        if m > 0:
+            wsk[pi] = wsum
     for t in prange(nT):
         mean = 0.0
         cnt = 0
@@ -394,34 +454,19 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
             qo = pred_t[pi] + Tp
             if not pred_ok[pi] or qo < 0 or qo >= T or not np.isfinite(Yt[qo, t]):
                 continue
-            if idx[pi, 0] < 0:
-                continue
-            dmin = D_MIN
-            first = True
-            m = 0
-            wsum = 0.0
-            acc = 0.0
-            for j in range(depth):
-                q = idx[pi, j]
-                if q < 0:
-                    break
-                if q + Tp < 0 or q + Tp >= T:  # a library point of another use
-                    continue
-                v = Yt[q + Tp, t]
-                if not np.isfinite(v):
-                    continue
-                if first:
-                    dmin = max(dist[pi, j], D_MIN)
-                    first = False
-                w = np.exp(-dist[pi, j] / dmin)
-                wsum += w
-                acc += w * v
-                m += 1
-                if m == k:
-                    break
+            m = mk[pi]
             if m == 0:
                 continue
-            x = acc / wsum - mean
+            acc = 0.0
+            for j in range(m):
+                acc += wk[pi, j] * Yt[qk[pi, j], t]
+            if np.isfinite(acc):
+                pred = acc / wsk[pi]
+            else:  # a NaN among the shared entries: this target scans the row itself
+                pred, m = _xmap_row(idx, dist, Yt, k, Tp, pi, t, T)
+                if m == 0:
+                    continue
+            x = pred - mean
             yv = Yt[qo, t] - mean
             s[0] += 1.0
             s[1] += x
