@@ -18,9 +18,13 @@ def skill(observed: np.ndarray, predicted: np.ndarray, axis: int = -1) -> dict[s
     >>> round(float(s["rho"]), 4), float(s["mae"]), int(s["n"])
     (0.9827, 0.25, 4)
     """
-    o = np.moveaxis(np.asarray(observed, dtype=np.float64), axis, -1)
-    p = np.moveaxis(np.asarray(predicted, dtype=np.float64), axis, -1)
-    o, p = np.broadcast_arrays(o, p)
+    o = np.asarray(observed, dtype=np.float64)
+    p = np.asarray(predicted, dtype=np.float64)
+    if axis not in (-1, o.ndim - 1):
+        o = np.moveaxis(o, axis, -1)
+        p = np.moveaxis(p, axis, -1)
+    if o.shape != p.shape:
+        o, p = np.broadcast_arrays(o, p)
     lead = o.shape[:-1]
     N = o.shape[-1]
     rows = get_kernel("skill_rows", "cpu")(

@@ -18,13 +18,20 @@ _REGISTRY: dict[str, dict[str, str]] = {}
 def register(name: str, backend: str, target: str) -> None:
     """Register ``target`` ("module:function", relative to xedm.kernels) for (name, backend)."""
     _REGISTRY.setdefault(name, {})[backend] = target
+    _LOADED.pop((name, backend), None)
 
 
 def available(name: str) -> list[str]:
     return sorted(_REGISTRY.get(name, {}))
 
 
+_LOADED: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
 def get_kernel(name: str, backend: str) -> Callable[..., Any]:
+    kernel = _LOADED.get((name, backend))
+    if kernel is not None:
+        return kernel
     try:
         target = _REGISTRY[name][backend]
     except KeyError:
@@ -32,7 +39,9 @@ def get_kernel(name: str, backend: str) -> Callable[..., Any]:
             f"no {backend!r} kernel named {name!r}; available backends: {available(name)}"
         ) from None
     module, func = target.split(":")
-    return getattr(importlib.import_module(f"xedm.kernels.{module}"), func)
+    kernel = getattr(importlib.import_module(f"xedm.kernels.{module}"), func)
+    _LOADED[(name, backend)] = kernel
+    return kernel
 
 
 def gpu_available() -> bool:

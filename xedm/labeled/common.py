@@ -26,8 +26,10 @@ def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
 
 def time_index(obj, dim: str) -> pd.Index:
     """The labels along ``dim`` (positions 0..T-1 when there is no coordinate)."""
+    if dim in obj.xindexes:
+        return obj.xindexes[dim].to_pandas_index()
     if dim in obj.coords:
-        return obj.indexes[dim] if dim in obj.indexes else pd.Index(np.asarray(obj[dim]))
+        return pd.Index(np.asarray(obj[dim]))
     return pd.RangeIndex(obj.sizes[dim])
 
 
@@ -109,15 +111,15 @@ def pred_mask(spec, index: pd.Index, dim: str) -> np.ndarray:
     return _mask(spec, index, dim, "pred")
 
 
-def extended_labels(index: pd.Index, positions: np.ndarray) -> np.ndarray:
+def extended_labels(index: pd.Index, positions: np.ndarray) -> pd.Index | np.ndarray:
     """Labels for positions that may lie before 0 or past T-1 (forecasts), spaced
     ``time[1] - time[0]`` beyond the data (datetimes too)."""
-    values = np.asarray(index)
-    T = len(values)
+    T = len(index)
     positions = np.asarray(positions, dtype=np.int64)
     inside = (positions >= 0) & (positions < T)
     if inside.all():
-        return values[positions]
+        return index.take(positions)
+    values = np.asarray(index)
     if T < 2:
         raise ValueError("cannot extend a time coordinate of length 1")
     step = values[1] - values[0]

@@ -144,8 +144,8 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         if y.dims != (*lead_dims, dim):
             y = y.transpose(*lead_dims, dim)
         arrays = wrapped(X.data[..., None, :] if one else X.data, y.data)
-        lead_coords = {k: c.variable for k, c in X.coords.items()
-                       if k != dim and set(c.dims) <= set(lead_dims)}
+        lead_coords = {k: v for k, v in X.coords.variables.items()
+                       if k != dim and set(v.dims) <= set(lead_dims)}
         return {n: ((*lead_dims, *outputs[n][0]), a) for n, a in zip(names, arrays,
                                                                      strict=True)}, lead_coords
     if _VAR not in X.dims:
