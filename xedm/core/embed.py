@@ -56,13 +56,15 @@ def library_points(
     tau: int,
     Tp: int,
     embedded: bool,
+    win: np.ndarray | None = None,
 ) -> np.ndarray:
     """(B, T) bool: which states X_t are library points (CONVENTIONS.md, "Library").
 
-    ``fin_x`` (B, T) says where every column is finite, ``fin_y`` (B, T) where the target is.
+    ``fin_x`` (B, T) says where every column is finite, ``fin_y`` (B, T) where the target is;
+    ``win`` is ``window_finite(fin_x, E, tau, embedded)`` when the caller has it already.
     """
     B, T = fin_x.shape
-    ok = window_finite(fin_x, E, tau, embedded)
+    ok = window_finite(fin_x, E, tau, embedded) if win is None else win.copy()
     ok &= shifted(fin_y, Tp)  # the target y[t + Tp] exists and is finite
     ok &= library_selection(T, lib, E, tau, Tp, embedded)[None, :]
     return ok
@@ -120,12 +122,9 @@ def candidate_range(lib_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per series the hull [lo, hi) of positions that are library points for any E: (B,), (B,)."""
     any_ok = lib_ok.reshape(-1, lib_ok.shape[-2], lib_ok.shape[-1]).any(axis=0)
     B, T = any_ok.shape
-    lo = np.zeros(B, dtype=np.int64)
-    hi = np.zeros(B, dtype=np.int64)
-    for b in range(B):
-        nz = np.flatnonzero(any_ok[b])
-        if nz.size:
-            lo[b], hi[b] = nz[0], nz[-1] + 1
+    some = any_ok.any(axis=1)
+    lo = np.where(some, np.argmax(any_ok, axis=1), 0).astype(np.int64)
+    hi = np.where(some, T - np.argmax(any_ok[:, ::-1], axis=1), 0).astype(np.int64)
     return lo, hi
 
 
@@ -160,10 +159,10 @@ def prepare(
     kernel_E = np.ones(len(E_list), np.int64) if embedded else np.asarray(E_list, np.int64)
     pad = int(kernel_E[-1]) * tau  # one lag more than the window: diagonal recurrences
     pred_t = prediction_times(pred_mask, int(kernel_E[0]), tau, False)
-    lib_ok = np.stack(
-        [library_points(fin_x, fin_y, lib, int(e), tau, Tp, False) for e in kernel_E]
-    )
-    pred_ok = np.stack([window_finite(fin_x, int(e), tau, False)[:, pred_t] for e in kernel_E])
+    wins = [window_finite(fin_x, int(e), tau, False) for e in kernel_E]
+    lib_ok = np.stack([library_points(fin_x, fin_y, lib, int(e), tau, Tp, False, win)
+                       for e, win in zip(kernel_E, wins, strict=True)])
+    pred_ok = np.stack([win[:, pred_t] for win in wins])
     q_lo, q_hi = candidate_range(lib_ok)
     return Prepared(
         padded_series(X, pad), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo, q_hi, tau
