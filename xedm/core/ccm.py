@@ -23,7 +23,14 @@ import numpy as np
 
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
-from .embed import Prepared, candidate_range, observed_at, padded_series, window_finite
+from .embed import (
+    Prepared,
+    candidate_range,
+    observed_at,
+    padded_series,
+    window_finite,
+    windows_finite,
+)
 from .simplex import finite_or_zero
 from .skill import skill
 
@@ -126,7 +133,7 @@ def _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok, backe
     T = X.shape[1]
     t = np.arange(T)
     in_data = (t + Tp >= 0) & (t + Tp < T)
-    win = np.stack([window_finite(fin[i][None], int(e), tau, False)[0] for e in E_tab])
+    win = windows_finite(fin[i][None], E_tab, tau)[:, 0]
     cross = win & in_data
     lib_ok = cross if self_ok is None else cross | (win & self_ok[i][None])
     lost = (lib_ok[:, None, :] & ~tgt_ok[None, :, :]).sum(axis=-1).max(axis=1)
@@ -170,7 +177,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     N, T = X.shape
     fin = np.isfinite(X)
     tgt_ok = _target_ok(fin, T, Tp)
-    tgt_sets = np.unique(tgt_ok, axis=0)  # the distinct target sets decide the table depth
+    # the distinct target sets decide the table depth
+    tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
     Yt = np.ascontiguousarray(X.T)
     lookup = get_kernel("xmap_skill", backend)
     kept: dict[int, tuple] = {}

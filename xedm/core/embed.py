@@ -48,6 +48,23 @@ def window_finite(fin: np.ndarray, E: int, tau: int, embedded: bool) -> np.ndarr
     return ok
 
 
+def windows_finite(fin: np.ndarray, E_list, tau: int) -> np.ndarray:
+    """(nE, B, T): :func:`window_finite` for every E of an ascending list, built lag by lag
+    (each E extends the previous window by its new lags)."""
+    E_list = [int(e) for e in E_list]
+    out = np.empty((len(E_list),) + fin.shape, dtype=bool)
+    ok = fin.copy()
+    done = 1
+    for i, E in enumerate(E_list):
+        for e in range(done, E):
+            lag = e * tau
+            ok[:, lag:] &= fin[:, :-lag] if lag < fin.shape[-1] else False
+            ok[:, :lag] = False
+        done = max(done, E)
+        out[i] = ok
+    return out
+
+
 def library_points(
     fin_x: np.ndarray,
     fin_y: np.ndarray,
@@ -159,7 +176,7 @@ def prepare(
     kernel_E = np.ones(len(E_list), np.int64) if embedded else np.asarray(E_list, np.int64)
     pad = int(kernel_E[-1]) * tau  # one lag more than the window: diagonal recurrences
     pred_t = prediction_times(pred_mask, int(kernel_E[0]), tau, False)
-    wins = [window_finite(fin_x, int(e), tau, False) for e in kernel_E]
+    wins = windows_finite(fin_x, kernel_E, tau)
     lib_ok = np.stack([library_points(fin_x, fin_y, lib, int(e), tau, Tp, False, win)
                        for e, win in zip(kernel_E, wins, strict=True)])
     pred_ok = np.stack([win[:, pred_t] for win in wins])
