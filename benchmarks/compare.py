@@ -71,7 +71,11 @@ def parse_args(argv=None):
     p.add_argument("--skip-big", action="store_true", help="skip simplex at L=2^20")
     p.add_argument("--skip-pyedm", action="store_true", help="do not run pyEDM")
     p.add_argument("--skip-kedm", action="store_true", help="do not run kEDM")
-    p.add_argument("--repeat", type=int, default=3, help="best of N for calls under 2 s")
+    p.add_argument(
+        "--repeat", type=int, default=3,
+        help="best of N for calls under 2 s; calls under 0.5 s get N more after the row's "
+        "other tools ran",
+    )
     p.add_argument("--threads", type=int, default=None, help="threads for every tool")
     p.add_argument(
         "--json",
@@ -302,6 +306,19 @@ def timed(fn, repeat=3, long_s=2.0):
     return best, out
 
 
+RETIME_S = 0.5  # calls shorter than this get a second timing pass at the end of their row
+
+
+def retime(row, repeat):
+    """Second pass for a row's short calls: each tool's best over both passes."""
+    for attr, fn in row.__dict__.pop("_retime", []):
+        current = getattr(row, attr)
+        if current is None:
+            continue
+        best, _ = timed(quiet(fn), repeat)
+        setattr(row, attr, min(current, best))
+
+
 def quiet(fn):
     def wrapped():
         with warnings.catch_warnings():
@@ -385,12 +402,20 @@ class Bench:
             return None
 
     def run_tool(self, row, tool, fn):
-        """Time fn for one tool; errors become notes, never crashes."""
+        """Time fn for one tool; errors become notes, never crashes.
+
+        Short calls (< RETIME_S) are timed again after the row's other tools ran (see
+        :func:`retime`): on a shared VM a slow spell then cannot land on one tool only.
+        """
         try:
-            return timed(quiet(fn), self.args.repeat)
+            best, out = timed(quiet(fn), self.args.repeat)
         except Exception as exc:
             row.notes.append(f"{tool} failed: {type(exc).__name__}: {str(exc)[:160]}")
             return None, None
+        attr = {"xedm": "xedm_s", "kEDM": "kedm_s", "pyEDM": "pyedm_s"}.get(tool)
+        if attr is not None and best < RETIME_S:
+            row.__dict__.setdefault("_retime", []).append((attr, fn))
+        return best, out
 
     # warm-up ------------------------------------------------------------
     def warm_up(self):
@@ -1015,6 +1040,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         try:
             row = fn()
+            retime(row, args.repeat)
         except Exception as exc:  # a broken row must not hide the others
             row = Row(name, name, notes=[f"row failed: {type(exc).__name__}: {exc}"])
         rows.append(row)
