@@ -38,14 +38,9 @@ def span(E: int, tau: int, embedded: bool) -> int:
 
 def window_finite(fin: np.ndarray, E: int, tau: int, embedded: bool) -> np.ndarray:
     """(B, T) bool: the embedding window of X_t is complete and finite."""
-    s = span(E, tau, embedded)
-    ok = fin.copy()
-    if not embedded:
-        for e in range(1, E):
-            lag = e * tau
-            ok[:, lag:] &= fin[:, :-lag]
-        ok[:, :s] = False
-    return ok
+    if embedded:
+        return fin.copy()
+    return windows_finite(fin, [E], tau)[0]
 
 
 def windows_finite(fin: np.ndarray, E_list, tau: int) -> np.ndarray:

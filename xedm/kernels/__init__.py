@@ -13,6 +13,7 @@ from typing import Any
 
 # name -> {backend: "module:function"}
 _REGISTRY: dict[str, dict[str, str]] = {}
+_LOADED: dict[tuple[str, str], Callable[..., Any]] = {}  # imported kernels, by (name, backend)
 
 
 def register(name: str, backend: str, target: str) -> None:
@@ -23,9 +24,6 @@ def register(name: str, backend: str, target: str) -> None:
 
 def available(name: str) -> list[str]:
     return sorted(_REGISTRY.get(name, {}))
-
-
-_LOADED: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
 def get_kernel(name: str, backend: str) -> Callable[..., Any]:

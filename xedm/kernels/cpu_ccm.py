@@ -369,34 +369,29 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
 
 
 @njit(cache=True, inline="always")
-def _xmap_row(idx, dist, Yt, k, Tp, pi, t, T):
-    """Weighted cross-map prediction of target t at row pi from the first k table entries whose
-    target value exists and is finite; returns (prediction, entries used)."""
-    depth = idx.shape[1]
-    dmin = D_MIN
-    first = True
+def _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws):
+    """The first k entries of table row pi whose target index q + Tp lies inside the data
+    (and, for a target t >= 0, whose value Yt[q + Tp, t] is finite): target indices into
+    ``qs``, simplex weights into ``ws``; returns how many."""
+    T = Yt.shape[0]
     m = 0
-    wsum = 0.0
-    acc = 0.0
-    for j in range(depth):
+    dmin = D_MIN
+    for j in range(idx.shape[1]):
         q = idx[pi, j]
         if q < 0:
             break
         if q + Tp < 0 or q + Tp >= T:  # a library point of another use
             continue
-        v = Yt[q + Tp, t]
-        if not np.isfinite(v):
+        if t >= 0 and not np.isfinite(Yt[q + Tp, t]):
             continue
-        if first:
+        if m == 0:
             dmin = max(dist[pi, j], D_MIN)
-            first = False
-        w = np.exp(-dist[pi, j] / dmin)
-        wsum += w
-        acc += w * v
+        qs[m] = q + Tp
+        ws[m] = np.exp(-dist[pi, j] / dmin)
         m += 1
         if m == k:
             break
-    return (acc / wsum if m > 0 else np.nan), m
+    return m
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -409,7 +404,7 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     target with a non-finite value among them takes the row's own scan instead.
     """
     T, nT = Yt.shape
-    P, depth = idx.shape
+    P = idx.shape[0]
     rho = np.full(nT, np.nan)
     # per row, shared by every target: first k entries with q + Tp inside the data, weights
     qk = np.full((P, k), -1, np.int64)
@@ -417,28 +412,13 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     mk = np.zeros(P, np.int64)
     wsk = np.ones(P)
     for pi in prange(P):
-        m = 0
-        dmin = D_MIN
-        wsum = 0.0
-        for j in range(depth):
-            q = idx[pi, j]
-            if q < 0:
-                break
-            if q + Tp < 0 or q + Tp >= T:
-                continue
-            if m == 0:
-                dmin = max(dist[pi, j], D_MIN)
-            w = np.exp(-dist[pi, j] / dmin)
-            qk[pi, m] = q + Tp
-            wk[pi, m] = w
-            wsum += w
-            m += 1
-            if m == k:
-                break
+        m = _row_entries(idx, dist, Yt, k, Tp, pi, -1, qk[pi], wk[pi])
         mk[pi] = m
         if m > 0:
-            wsk[pi] = wsum
+            wsk[pi] = wk[pi, :m].sum()
     for t in prange(nT):
+        qs = np.empty(k, np.int64)
+        ws = np.empty(k)
         mean = 0.0
         cnt = 0
         for pi in range(P):
@@ -463,9 +443,15 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
             if np.isfinite(acc):
                 pred = acc / wsk[pi]
             else:  # a NaN among the shared entries: this target scans the row itself
-                pred, m = _xmap_row(idx, dist, Yt, k, Tp, pi, t, T)
+                m = _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws)
                 if m == 0:
                     continue
+                acc = 0.0
+                wsum = 0.0
+                for j in range(m):
+                    acc += ws[j] * Yt[qs[j], t]
+                    wsum += ws[j]
+                pred = acc / wsum
             x = pred - mean
             yv = Yt[qo, t] - mean
             s[0] += 1.0

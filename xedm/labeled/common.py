@@ -148,6 +148,8 @@ class _Fallback(Exception):
 
 
 def _direct_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
+    if any(name in coords for name in data_vars):
+        raise _Fallback
     variables: dict = {}
     dims: dict = {}
 
@@ -182,9 +184,6 @@ def _direct_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
         for vname, v in index.create_variables(None if var is None else {name: var}).items():
             add(vname, v)
         indexes[name] = index
-    for name in data_vars:
-        if name in coords:
-            raise _Fallback
     return xr.Dataset._construct_direct(variables, set(coords), dims, dict(attrs), indexes)
 
 
