@@ -151,3 +151,59 @@ def test_library_draws_are_subsets_of_the_right_size_and_uniform():
     again = draw_members(valid, sizes, 400, seed=7)
     np.testing.assert_array_equal(members, again)
     assert not np.array_equal(members, draw_members(valid, sizes, 400, seed=8))
+
+
+@pytest.mark.parametrize("tau, excl, knn", [(1, 0, None), (2, 3, 4)])
+def test_simplex_sweep_matches_naive_per_E(tau, excl, knn):
+    """The fused sweep (choice of E) predicts as naive.simplex leave-one-out at Tp=1, for every
+    E of the list, series with NaN gaps included; choose_E picks naive's best E."""
+    from xedm.core import ccm as core
+    from xedm.core.embed import candidate_range, padded_series, windows_finite
+    from xedm.core.simplex import finite_or_zero
+    from xedm.kernels import get_kernel
+
+    rng = np.random.default_rng(3)
+    X = np.stack([logistic(150, x0=0.2), logistic(150, x0=0.7) + 0.01 * rng.random(150),
+                  np.sin(np.arange(150) * 0.5) + 0.05 * rng.standard_normal(150)])
+    X[1, [20, 21, 90]] = np.nan
+    X_in = X.copy()
+    E_tab = np.array([1, 2, 3, 5, 6], np.int64)
+    fin = np.isfinite(X)
+    win = windows_finite(fin, E_tab, tau)
+    lib_ok = win & core._target_ok(fin, X.shape[1], 1)[None]
+    pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+    pred_ok = np.ascontiguousarray(win[:, :, pred_t])
+    pad = int(E_tab[-1]) * tau
+    lo, hi = candidate_range(lib_ok)
+    k_list = E_tab + 1 if knn is None else np.full(len(E_tab), knn, np.int64)
+    pred = get_kernel("simplex_sweep", "cpu")(
+        padded_series(X[:, None, :], pad), pad, lib_ok, pred_t, pred_ok, E_tab, k_list, tau,
+        excl, lo, hi, finite_or_zero(X), 1)
+    assert pred.shape == (len(E_tab), 3, len(pred_t))
+    rho = np.full((3, len(E_tab)), -np.inf)
+    for i in range(3):
+        for ie, E in enumerate(E_tab):
+            ref = naive.simplex(X[i][None], X[i], int(E), tau=tau, Tp=1, knn=knn, excl=excl)
+            if np.isfinite(ref["rho"]):
+                rho[i, ie] = ref["rho"]
+            got = np.full(X.shape[1] + 1, np.nan)
+            got[pred_t + 1] = pred[ie, i]
+            ref_full = np.full(X.shape[1] + 1, np.nan)
+            ref_full[ref["out_t"]] = ref["prediction"]
+            np.testing.assert_allclose(got, ref_full, rtol=1e-12, atol=1e-14, equal_nan=True)
+    best = core.choose_E(X, E_tab=E_tab, tau=tau, knn=knn, excl=excl, backend="cpu")
+    np.testing.assert_array_equal(best, E_tab[np.argmax(rho, axis=1)])
+    np.testing.assert_array_equal(X, X_in)  # input untouched
+
+
+def test_choose_E_beyond_one_kernel_call():
+    """More E values than one sweep call takes (64): the groups pick the best E of
+    embed_dimension (itself checked against naive.simplex in test_simplex.py)."""
+    from xedm.core import ccm as core
+
+    X = np.stack([logistic(200, x0=0.3), np.sin(np.arange(200) * 0.3)])
+    E_tab = np.arange(1, 67)
+    best = core.choose_E(X, E_tab=E_tab, tau=1, knn=None, excl=0, backend="cpu")
+    for i in range(2):
+        da = xr.DataArray(X[i], dims="time")
+        assert best[i] == da.edm.embed_dimension(E_max=66).attrs["best_E"]

@@ -119,60 +119,80 @@ def ccm(
     return {"rho": rho, "n_valid": n_valid}
 
 
-KEEP_BYTES = 1 << 30  # xmap keeps every library's tables between passes up to this size
+SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
+XMAP_TABLE_BYTES = 256 * 2**20  # neighbour tables of one batch of library series
 
 
-def _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_ok, self_ok, backend):
-    """Neighbour tables of library series i for every E in ``E_tab`` from one pass.
+def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
+    step = max(1, int(SWEEP_BYTES // max(bytes_per_series, 1)))
+    return [slice(s, min(N, s + step)) for s in range(0, N, step)]
 
-    The tables cover the union of the library sets of every use (each target at Tp, and the
-    series' own Tp = 1 forecast when ``self_ok`` is given) and are deep enough (k plus the most
-    points any use loses) that each use takes its first k valid entries exactly.
-    Returns idx, dist (nE, P, depth), pred_t (P,), pred_ok (nE, P), win (nE, T).
+
+def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) -> np.ndarray:
+    """Best leave-one-out simplex E (Tp = 1, highest rho, ties to the smaller E) per series.
+
+    Every E of ``E_tab`` for a batch of series comes from one ``simplex_sweep`` call (the
+    distances accumulate across E; no neighbour table is stored).
+    """
+    from ..kernels.cpu_predict import SWEEP_MAX_E
+
+    N, T = X.shape
+    E_tab = np.asarray(E_tab, np.int64)
+    fin = np.isfinite(X)
+    self_ok = _target_ok(fin, T, 1)
+    k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
+    sweep = get_kernel("simplex_sweep", backend)
+    rho = np.full((len(E_tab), N), -np.inf)
+    for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
+        for g in range(0, len(E_tab), SWEEP_MAX_E):  # E in groups of <= 64 (one bit each)
+            Eg = E_tab[g : g + SWEEP_MAX_E]
+            win = windows_finite(fin[sl], Eg, tau)
+            lib_ok = win & self_ok[sl][None]
+            pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+            pred_ok = np.ascontiguousarray(win[:, :, pred_t])
+            pad = int(Eg[-1]) * tau
+            lo, hi = candidate_range(lib_ok)
+            pred = sweep(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t, pred_ok, Eg,
+                         k_all[g : g + SWEEP_MAX_E], tau, excl, lo, hi, finite_or_zero(X[sl]), 1)
+            r = skill(observed_at(X[sl], pred_t + 1)[None], pred)["rho"]
+            rho[g : g + len(Eg), sl] = np.where(np.isfinite(r), r, -np.inf)
+    return E_tab[np.argmax(rho, axis=0)]
+
+
+def _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl, tgt_sets, backend):
+    """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
+
+    Library points: complete finite window and t + Tp inside the data; tables are deep
+    enough (k plus the most points any target set loses) that each target takes its first k
+    valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
+    pred_ok (nE, nb, P).
     """
     T = X.shape[1]
     t = np.arange(T)
-    in_data = (t + Tp >= 0) & (t + Tp < T)
-    win = windows_finite(fin[i][None], E_tab, tau)[:, 0]
-    cross = win & in_data
-    lib_ok = cross if self_ok is None else cross | (win & self_ok[i][None])
-    lost = (lib_ok[:, None, :] & ~tgt_ok[None, :, :]).sum(axis=-1).max(axis=1)
-    if self_ok is not None:
-        lost = np.maximum(lost, (lib_ok & ~(win & self_ok[i][None])).sum(axis=-1))
-    k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_tab]) + lost
-    pred_t = np.flatnonzero(win[0]).astype(np.int64)
-    pred_ok = win[:, pred_t]
-    pad = int(E_tab[-1]) * tau
-    lo, hi = candidate_range(lib_ok[:, None, :])
-    prep = Prepared(padded_series(X[i][None, None], pad), pad, lib_ok[:, None, :], pred_t,
-                    pred_ok[:, None, :], np.asarray(E_tab, np.int64), lo, hi, tau)
+    win = windows_finite(fin[libs], E_set, tau)
+    lib_ok = win & ((t + Tp >= 0) & (t + Tp < T))
+    # points each target set loses, per E: counts by one product ((E, lib) x sets)
+    miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
+    lost = miss.reshape(len(E_set), -1).max(axis=1).astype(np.int64)
+    k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
+    pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+    pred_ok = np.ascontiguousarray(win[:, :, pred_t])
+    pad = int(E_set[-1]) * tau
+    lo, hi = candidate_range(lib_ok)
+    prep = Prepared(padded_series(X[libs][:, None, :], pad), pad, lib_ok, pred_t, pred_ok,
+                    np.asarray(E_set, np.int64), lo, hi, tau)
     idx, dist = knn_tables(prep, k_list, excl, backend=backend, method="exact")
-    return idx[:, 0], dist[:, 0], pred_t, pred_ok, win
-
-
-def _best_E(x, idx, dist, pred_t, pred_ok, win, self_ok_i, E_tab, knn, backend) -> int:
-    """Leave-one-out simplex (Tp = 1) skill of each E from the tables, all E at once; the
-    best E (highest rho, ties to the smaller E)."""
-    nE = len(E_tab)
-    k_list = np.asarray(E_tab) + 1 if knn is None else np.full(nE, int(knn))
-    ok = np.ascontiguousarray(win & self_ok_i[None])
-    xs = np.ascontiguousarray(np.broadcast_to(finite_or_zero(x), (nE, len(x))))
-    pred = get_kernel("simplex_predict", backend)(idx, dist, ok, xs, k_list, 1)
-    pred = np.where(pred_ok, pred, np.nan)
-    rho = skill(observed_at(x[None], pred_t + 1), pred)["rho"]
-    rho = np.where(np.isfinite(rho), rho, -np.inf)
-    return int(E_tab[int(np.argmax(rho))])
+    return idx, dist, pred_t, pred_ok
 
 
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None):
     """rho (N, N) and the E used per series: full-library cross-map skill of every pair.
 
-    Pair (library i, target j) embeds i with the target's E[j] (as kEDM): per library series,
-    the tables for every E come from one pass over the distances (they accumulate across E),
-    and all targets sharing an E are looked up together.  With ``E=None`` each series' E is
-    its best leave-one-out simplex E (Tp = 1) in 1..E_max, read from the same tables, which
-    are kept for the cross-map pass when they fit in KEEP_BYTES (else recomputed for the
-    chosen E only).
+    Pair (library i, target j) embeds i with the target's E[j] (as kEDM).  With ``E=None``
+    each series' E is its best leave-one-out simplex E (Tp = 1) in 1..E_max
+    (:func:`choose_E`: one fused sweep, no tables).  Then, per batch of library series, the
+    tables for every E in use come from one pass over the distances (they accumulate across
+    E), and all targets sharing an E are looked up together.
     """
     N, T = X.shape
     fin = np.isfinite(X)
@@ -181,34 +201,25 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
     Yt = np.ascontiguousarray(X.T)
     lookup = get_kernel("xmap_skill", backend)
-    kept: dict[int, tuple] = {}
     if E is None:
-        E_tab = np.arange(1, int(E_max) + 1)
-        self_ok = _target_ok(fin, T, 1)
-        kmax = int(E_tab[-1]) + 2 if knn is None else int(knn) + 1
-        keep = N * len(E_tab) * T * kmax * 16 <= KEEP_BYTES
-        E_used = np.zeros(N, np.int64)
-        for i in progress(range(N)):
-            tabs = _library_tables(X, fin, i, E_tab, tau, Tp, knn, excl, tgt_sets, self_ok,
-                                   backend)
-            E_used[i] = _best_E(X[i], *tabs, self_ok[i], E_tab, knn, backend)
-            if keep:
-                kept[i] = tabs
+        E_used = choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,
+                          backend=backend, progress=progress)
     else:
         E_used = np.asarray(E, np.int64)
     E_set = np.unique(E_used)
     groups = [np.flatnonzero(E_used == e) for e in E_set]
+    depth = int(E_set[-1]) + 1 if knn is None else int(knn)
+    depth += int((~tgt_sets).sum(axis=1).max())
+    per_lib = len(E_set) * T * depth * 16
+    step = max(1, int(XMAP_TABLE_BYTES // per_lib))
     rho = np.full((N, N), np.nan)
-    for i in progress(range(N)):
-        if i in kept:
-            idx, dist, pred_t, pred_ok, _ = kept.pop(i)
-            rows = E_set - 1
-        else:
-            idx, dist, pred_t, pred_ok, _ = _library_tables(X, fin, i, E_set, tau, Tp, knn,
-                                                            excl, tgt_sets, None, backend)
-            rows = np.arange(len(E_set))
-        for g, js in zip(rows, groups, strict=True):
-            k = int(E_used[js[0]]) + 1 if knn is None else int(knn)
-            rho[i, js] = lookup(idx[g], dist[g], np.ascontiguousarray(Yt[:, js]), k, Tp,
-                                pred_t, pred_ok[g])
+    for s0 in progress(range(0, N, step)):
+        libs = slice(s0, min(N, s0 + step))
+        idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl,
+                                                   tgt_sets, backend)
+        for bi, i in enumerate(range(libs.start, libs.stop)):
+            for g, js in enumerate(groups):
+                k = int(E_set[g]) + 1 if knn is None else int(knn)
+                rho[i, js] = lookup(idx[g, bi], dist[g, bi], np.ascontiguousarray(Yt[:, js]), k,
+                                    Tp, pred_t, pred_ok[g, bi])
     return rho, E_used

@@ -84,6 +84,7 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
 register("knn_sweep", "cpu", "cpu_knn:knn_sweep")
 register("knn_single", "cpu", "cpu_knn:knn_single")
 register("simplex_predict", "cpu", "cpu_predict:simplex_predict")
+register("simplex_sweep", "cpu", "cpu_predict:simplex_sweep")
 register("smap_predict", "cpu", "cpu_predict:smap_predict")
 register("sorted_table", "cpu", "cpu_ccm:sorted_table")
 register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")

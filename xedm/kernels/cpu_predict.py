@@ -3,6 +3,8 @@
 Signatures shared with the GPU twins::
 
     simplex_predict(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions
+    simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
+                  y, Tp) -> (nE, B, P) predictions
     smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
                  idx, dist, use_table, alpha, want_sv)
         -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
@@ -13,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH, FASTMATH_STRICT
+from .cpu_knn import CHUNK, _before, _shifted_d2
 
 D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
 
@@ -53,6 +57,153 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
                 break
         if m > 0:
             pred[b, pi] = acc / wsum
+    return pred
+
+
+SWEEP_MAX_E = 64  # E values per simplex_sweep call: one bit each in a uint64 candidate mask
+
+
+@njit(cache=True, inline="always")
+def _push(Ld, Lq, s, ie, c, k, d, q, p):
+    """Insert (d, q) into the sorted neighbour list (s, ie), which holds c entries (room for
+    k); returns the new count.  Same order as the kNN kernels (``_before``)."""
+    if c == k:
+        if not _before(d, q, Ld[s, ie, k - 1], Lq[s, ie, k - 1], p):
+            return c
+        pos = k - 1
+    else:
+        pos = c
+        c += 1
+    while pos > 0 and _before(d, q, Ld[s, ie, pos - 1], Lq[s, ie, pos - 1], p):
+        Ld[s, ie, pos] = Ld[s, ie, pos - 1]
+        Lq[s, ie, pos] = Lq[s, ie, pos - 1]
+        pos -= 1
+    Ld[s, ie, pos] = d
+    Lq[s, ie, pos] = q
+    return c
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
+                  y, Tp):
+    """Simplex predictions for every E of an ascending list (at most SWEEP_MAX_E) without
+    neighbour tables: :func:`xedm.kernels.cpu_knn.knn_sweep` fused with
+    :func:`simplex_predict`, for when only the predictions are wanted (choosing E).
+
+    Arguments as ``knn_sweep`` plus the target ``y`` (B, T) (finite, read at q + Tp for the
+    library points q, which ``lib_ok`` must guarantee are inside the data).  Returns
+    ``pred`` (nE, B, P): identical to ``simplex_predict`` on ``knn_sweep``'s tables (same
+    neighbours, same order, same sums), NaN where ``pred_ok`` is False or no neighbour exists.
+
+    Each task walks a block of consecutive rows of one series, keeping the k nearest per E
+    of the last tau + 1 rows in a small ring: the previous row's neighbours shifted by tau
+    bound this row's k-th distance (``_shifted_d2``), so only candidates under that bound are
+    inserted.  Distances accumulate lag by lag (one pass serves every E); a uint64 mask per
+    candidate says for which E it may enter, and only set bits are visited.
+    """
+    nE, B, T = lib_ok.shape
+    C = Xpad.shape[1]
+    P = pred_t.shape[0]
+    kmax = 1
+    for i in range(nE):
+        kmax = max(kmax, k_list[i])
+    Emax = E_list[nE - 1]
+    pred = np.full((nE, B, P), np.nan)
+    rows = 64
+    nblk = (P + rows - 1) // rows
+    R = tau + 1
+    for task in prange(B * nblk):
+        b = task // nblk
+        blk = task - b * nblk
+        table = debruijn_table()
+        acc = np.empty(CHUNK)
+        accE = np.empty((nE, CHUNK))
+        flag = np.empty(CHUNK, np.uint64)
+        bound = np.empty(nE)
+        thr = np.empty(nE)
+        Ld = np.empty((R, nE, kmax))  # squared distances, sorted, per ring slot and E
+        Lq = np.empty((R, nE, kmax), np.int64)
+        Lc = np.zeros((R, nE), np.int64)
+        Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
+        for pi in range(blk * rows, min(P, (blk + 1) * rows)):
+            any_ok = False
+            for i in range(nE):
+                if pred_ok[i, b, pi]:
+                    any_ok = True
+            if not any_ok:
+                continue
+            p = pred_t[pi]
+            s = p % R
+            sp = (p - tau) % R
+            have_prev = p >= tau and Lp[sp] == p - tau
+            Lp[s] = p
+            for ie in range(nE):
+                Lc[s, ie] = 0
+                bound[ie] = np.inf
+                k = k_list[ie]
+                if have_prev and Lc[sp, ie] == k and pred_ok[ie, b, pi]:
+                    E = E_list[ie]
+                    worst = 0.0
+                    for j in range(k):
+                        q = Lq[sp, ie, j] + tau
+                        if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
+                            worst = np.inf
+                            break
+                        worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q,
+                                                       Ld[sp, ie, j]))
+                    bound[ie] = worst
+                thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
+            for q0 in range(q_lo[b], q_hi[b], CHUNK):
+                n = min(CHUNK, q_hi[b] - q0)
+                for j in range(n):
+                    acc[j] = 0.0
+                    flag[j] = 0
+                ie = 0
+                for e in range(Emax):  # vectorized: distances, and which E each may enter
+                    for c in range(C):
+                        xp = Xpad[b, c, pad + p - e * tau]
+                        base = pad + q0 - e * tau
+                        xs = Xpad[b, c, base : base + n]
+                        for j in range(n):
+                            diff = xp - xs[j]
+                            acc[j] += diff * diff
+                    if E_list[ie] == e + 1:
+                        t_ie = thr[ie]
+                        row = accE[ie]
+                        bit = np.uint64(1) << np.uint64(ie)
+                        for j in range(n):
+                            row[j] = acc[j]
+                            flag[j] |= bit if acc[j] <= t_ie else np.uint64(0)
+                        ie += 1
+                for j in range(n):  # scalar: the set bits only
+                    m = flag[j]
+                    if m == 0:
+                        continue
+                    q = q0 + j
+                    if abs(q - p) <= excl:
+                        continue
+                    while m != 0:
+                        ie = lowest_bit(m, table)
+                        m &= m - np.uint64(1)
+                        d = accE[ie, j]
+                        if d <= thr[ie] and lib_ok[ie, b, q]:
+                            k = k_list[ie]
+                            c = _push(Ld, Lq, s, ie, Lc[s, ie], k, d, q, p)
+                            Lc[s, ie] = c
+                            if c == k:
+                                thr[ie] = min(Ld[s, ie, k - 1], bound[ie])
+            for ie in range(nE):  # simplex weights as simplex_predict, on rooted distances
+                m = Lc[s, ie]
+                if m == 0 or not pred_ok[ie, b, pi]:
+                    continue
+                dmin = max(np.sqrt(Ld[s, ie, 0]), D_MIN)
+                wsum = 0.0
+                a = 0.0
+                for j in range(m):
+                    w = np.exp(-np.sqrt(Ld[s, ie, j]) / dmin)
+                    wsum += w
+                    a += w * y[b, Lq[s, ie, j] + Tp]
+                pred[ie, b, pi] = a / wsum
     return pred
 
 

@@ -27,7 +27,8 @@ def progress_bar(progress: bool | None, desc: str, total: int):
     def wrap(it):
         from tqdm.auto import tqdm
 
-        return tqdm(it, desc=desc, total=total, delay=2.0, leave=False)
+        n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
+        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
 
     return wrap
 
