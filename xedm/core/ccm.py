@@ -37,7 +37,7 @@ from .skill import skill
 TABLE_BYTES = 512 * 2**20
 # Table depth = DEPTH_FACTOR * k * n_valid / smallest sampled size (+16): deep enough that a
 # row almost never runs out of sampled members; rows that do fall back to a direct search.
-DEPTH_FACTOR = 4
+DEPTH_FACTOR = 3
 
 
 def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:

@@ -23,38 +23,38 @@ from .cpu_predict import D_MIN
 W_NEAREST = np.exp(-1.0)  # weight of the nearest neighbour whenever its distance >= D_MIN
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def floyd_members(pos, T, sizes, samples, u):
     """Membership masks (n_sizes * samples, T) of library subsets drawn by Floyd's algorithm
-    from the uniform doubles ``u``, consumed in order (protocol: :mod:`xedm.core.ccm`)."""
+    from the uniform doubles ``u``, consumed in order (protocol: :mod:`xedm.core.ccm`).
+    Each draw's offset into ``u`` is known up front, so the draws run in parallel."""
     n = pos.shape[0]
-    members = np.zeros((sizes.shape[0] * samples, T), np.bool_)
-    picked = np.zeros(n, np.bool_)
-    at = 0
-    row = 0
-    for a in range(sizes.shape[0]):
-        L = sizes[a]
-        for _ in range(samples):
-            if L >= n:
-                for c in range(n):
-                    members[row, pos[c]] = True
-                row += 1
-                continue
-            m = min(L, n - L)
-            picked[:] = False
-            for i in range(m):
-                j = n - m + i
-                c = int(u[at + i] * (j + 1))
-                if picked[c]:
-                    picked[j] = True
-                else:
-                    picked[c] = True
-            at += m
-            keep = m == L  # else the picked points are the ones left out
+    nrow = sizes.shape[0] * samples
+    members = np.zeros((nrow, T), np.bool_)
+    start = np.zeros(nrow + 1, np.int64)  # offset of each draw's doubles in u
+    for row in range(nrow):
+        L = sizes[row // samples]
+        start[row + 1] = start[row] + (min(L, n - L) if L < n else 0)
+    for row in prange(nrow):
+        L = sizes[row // samples]
+        if L >= n:
             for c in range(n):
-                if picked[c] == keep:
-                    members[row, pos[c]] = True
-            row += 1
+                members[row, pos[c]] = True
+            continue
+        m = min(L, n - L)
+        at = start[row]
+        picked = np.zeros(n, np.bool_)
+        for i in range(m):
+            j = n - m + i
+            c = int(u[at + i] * (j + 1))
+            if picked[c]:
+                picked[j] = True
+            else:
+                picked[c] = True
+        keep = m == L  # else the picked points are the ones left out
+        for c in range(n):
+            if picked[c] == keep:
+                members[row, pos[c]] = True
     return members
 
 
@@ -191,22 +191,31 @@ def _direct_search(mrow, p, k, excl, Xpad, pad, E, tau, nb, nd):
     return m
 
 
+MEMO_D = 10  # ccm_skill shares predictions among subsets with the same first-k entries
+MEMO_VALUES = 4096  # ... among the first MEMO_D (fewer with many targets) table entries
 CACHE_F = 8  # weight cache of ccm_skill: first-member entries x entries
 CACHE_J = 256
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def pack_members(members):
-    """(T, ceil(n_sets / 64)) uint64: bit s of word s // 64 says point t is in set s."""
+    """(T, ceil(n_sets / 64)) uint64: bit s of word s // 64 says point t is in set s.
+    Parallel over blocks of 64 points; each word is assembled branch-free from a 64 x 64
+    tile of ``members`` (which stays in L1)."""
     nS, T = members.shape
     W = (nS + 63) // 64
     bits = np.zeros((T, W), np.uint64)
-    for s in range(nS):
-        w = s // 64
-        b = np.uint64(1) << np.uint64(s % 64)
-        for t in range(T):
-            if members[s, t]:
-                bits[t, w] |= b
+    for blk in prange((T + 63) // 64):
+        t0 = blk * 64
+        t1 = min(T, t0 + 64)
+        for w in range(W):
+            s0 = w * 64
+            s1 = min(nS, s0 + 64)
+            for t in range(t0, t1):
+                word = np.uint64(0)
+                for s in range(s0, s1):
+                    word |= np.uint64(members[s, t]) << np.uint64(s - s0)
+                bits[t, w] = word
     return bits
 
 
@@ -221,20 +230,22 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
     target's mean for accuracy.
     """
     nchunk = max(1, min(numba.get_num_threads(), idx.shape[0]))  # one partial sum per thread
-    return _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
-                      complete, nchunk)
+    return _ccm_skill(idx, dist, members, pack_members(members), Y, obs_ok, k, Tp, Xpad, pad,
+                      E, tau, excl, pred_t, complete, nchunk)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t, complete,
-               nchunk):
+def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
+               complete, nchunk):
     nS, T = members.shape
     nT = Y.shape[0]
     P = pred_t.shape[0]
     depth = idx.shape[1]
-    bits = pack_members(members)
     W = bits.shape[1]
     table = debruijn_table()
+    D = 0  # prediction memo over the first D entries of a row: 2^D x nT values per thread
+    while D < MEMO_D and (2 << D) * nT <= MEMO_VALUES:
+        D += 1
     full = np.zeros(W, np.uint64)
     for s in range(nS):
         full[s // 64] |= np.uint64(1) << np.uint64(s % 64)
@@ -273,6 +284,8 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
         # by every subset whose first member is entry f; cached per row for small f, j
         cache = np.empty((CACHE_F, CACHE_J))
         stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
+        xmemo = np.empty((1 << D, nT))
+        mstamp = np.full(1 << D, -1, np.int64)
         for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
             if idx[pi, 0] < 0:
                 continue
@@ -313,6 +326,22 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
                             miss[ch, s, t, 1] += yv
                             miss[ch, s, t, 2] += yv * yv
                     continue
+                # subsets whose k neighbours are all among the row's first D entries share
+                # their predictions by that entry set (a bit mask): computed once per row
+                key = -1
+                if not direct and m == k and nbj[s, k - 1] < D:
+                    key = 0
+                    for jj in range(k):
+                        key |= 1 << nbj[s, jj]
+                    if mstamp[key] == pi:
+                        for t in range(nT):
+                            if obs_ok[t, pi]:
+                                xv = xmemo[key, t]
+                                yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                                sums[ch, s, t, 0] += xv
+                                sums[ch, s, t, 1] += xv * xv
+                                sums[ch, s, t, 2] += xv * yv
+                        continue
                 if direct:
                     dmin = max(nd[0], D_MIN)
                     for jj in range(m):
@@ -343,10 +372,14 @@ def _ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pr
                     for jj in range(m):
                         acc += w[jj] * Y[t, nb[jj] + Tp]
                     xv = acc / wsum - shift[t]
+                    if key >= 0:
+                        xmemo[key, t] = xv
                     yv = Y[t, pred_t[pi] + Tp] - shift[t]
                     sums[ch, s, t, 0] += xv
                     sums[ch, s, t, 1] += xv * xv
                     sums[ch, s, t, 2] += xv * yv
+                if key >= 0:
+                    mstamp[key] = pi
     rho = np.full((nS, nT), np.nan)
     tot = np.empty(6)
     for s in range(nS):
