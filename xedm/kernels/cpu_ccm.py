@@ -126,11 +126,10 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
                     worst = max(worst, d2[q])
                 bound = worst
             m = 0
-            for q in range(T):
-                if d2[q] <= bound and lib_ok[q] and abs(q - p) > excl:
-                    cq[m] = q
-                    cd[m] = d2[q]
-                    m += 1
+            for q in range(T):  # branch-free compaction: which points pass is random
+                cq[m] = q
+                cd[m] = d2[q]
+                m += (d2[q] <= bound) & lib_ok[q] & (abs(q - p) > excl)
             n = min(depth, m)
             if n == 0:
                 continue
