@@ -94,6 +94,43 @@ def _shifted_d2(Xpad, pad, b, E, tau, p, q, d2_prev):
     return d2_prev + add - sub + 1e-12 * (d2_prev + add + sub)
 
 
+@njit(cache=True, inline="always")
+def _row_wanted(pred_ok, b, pi):
+    """True when prediction row pi of series b is wanted for some E."""
+    for i in range(pred_ok.shape[0]):
+        if pred_ok[i, b, pi]:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag, bit_per_E):
+    """Squared distances from state p to the states q0 .. q0 + n - 1 at every E of E_list
+    (into ``accE``, accumulated lag by lag, vectorized), and per candidate a mask ``flag`` of
+    the E whose threshold ``thr`` it meets: bit ie with ``bit_per_E``, else bit 0 for any E."""
+    C = Xpad.shape[1]
+    for j in range(n):
+        acc[j] = 0.0
+        flag[j] = 0
+    ie = 0
+    for e in range(E_list[E_list.shape[0] - 1]):
+        for c in range(C):
+            xp = Xpad[b, c, pad + p - e * tau]
+            base = pad + q0 - e * tau
+            xs = Xpad[b, c, base : base + n]  # a view: plain j indexing vectorizes
+            for j in range(n):
+                diff = xp - xs[j]
+                acc[j] += diff * diff
+        if E_list[ie] == e + 1:
+            t_ie = thr[ie]
+            row = accE[ie]
+            bit = np.uint64(1) << np.uint64(ie if bit_per_E else 0)
+            for j in range(n):
+                row[j] = acc[j]
+                flag[j] |= bit if acc[j] <= t_ie else np.uint64(0)
+            ie += 1
+
+
 @njit(cache=True)
 def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
                               q_hi, idx, dist, b, pi, first, bound):
@@ -131,12 +168,10 @@ def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
     nE, B, T = lib_ok.shape
-    C = Xpad.shape[1]
     P = pred_t.shape[0]
     kmax = 1
     for i in range(nE):
         kmax = max(kmax, k_list[i])
-    Emax = E_list[nE - 1]
     idx = np.full((nE, B, P, kmax), -1, np.int64)
     dist = np.full((nE, B, P, kmax), np.inf)
     rows = 64
@@ -146,15 +181,11 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
         blk = task - b * nblk
         acc = np.empty(CHUNK)
         accE = np.empty((nE, CHUNK))  # the squared distances at every requested E
-        flag = np.empty(CHUNK, np.bool_)
+        flag = np.empty(CHUNK, np.uint64)  # nonzero: a candidate for some E
         bound = np.empty(nE)
         thr = np.empty(nE)
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
-            any_ok = False
-            for i in range(nE):
-                if pred_ok[i, b, pi]:
-                    any_ok = True
-            if not any_ok:
+            if not _row_wanted(pred_ok, b, pi):
                 continue
             p = pred_t[pi]
             _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau,
@@ -165,29 +196,11 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
                     thr[ie] = min(dist[ie, b, pi, k_list[ie] - 1], bound[ie])
                     if not pred_ok[ie, b, pi]:
                         thr[ie] = -1.0
-                for j in range(n):
-                    acc[j] = 0.0
-                    flag[j] = False
-                # vectorized: distances for every E, and a flag where any E has a candidate
-                ie = 0
-                for e in range(Emax):
-                    for c in range(C):
-                        xp = Xpad[b, c, pad + p - e * tau]
-                        base = pad + q0 - e * tau
-                        xs = Xpad[b, c, base : base + n]  # a view: plain j indexing vectorizes
-                        for j in range(n):
-                            diff = xp - xs[j]
-                            acc[j] += diff * diff
-                    if E_list[ie] == e + 1:
-                        t_ie = thr[ie]
-                        row = accE[ie]
-                        for j in range(n):
-                            row[j] = acc[j]
-                            flag[j] |= acc[j] <= t_ie
-                        ie += 1
+                _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag,
+                                 False)
                 # scalar: only flagged candidates, once per row and block
                 for j in range(n):
-                    if not flag[j]:
+                    if flag[j] == 0:
                         continue
                     q = q0 + j
                     if abs(q - p) <= excl:

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH, FASTMATH_STRICT
-from .cpu_knn import CHUNK, _before, _shifted_d2
+from .cpu_knn import CHUNK, _before, _chunk_distances, _row_wanted, _shifted_d2
 
 D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
 
@@ -102,12 +102,10 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
     candidate says for which E it may enter, and only set bits are visited.
     """
     nE, B, T = lib_ok.shape
-    C = Xpad.shape[1]
     P = pred_t.shape[0]
     kmax = 1
     for i in range(nE):
         kmax = max(kmax, k_list[i])
-    Emax = E_list[nE - 1]
     pred = np.full((nE, B, P), np.nan)
     rows = 64
     nblk = (P + rows - 1) // rows
@@ -126,11 +124,7 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
         Lc = np.zeros((R, nE), np.int64)
         Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
-            any_ok = False
-            for i in range(nE):
-                if pred_ok[i, b, pi]:
-                    any_ok = True
-            if not any_ok:
+            if not _row_wanted(pred_ok, b, pi):
                 continue
             p = pred_t[pi]
             s = p % R
@@ -155,26 +149,8 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
                 thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
             for q0 in range(q_lo[b], q_hi[b], CHUNK):
                 n = min(CHUNK, q_hi[b] - q0)
-                for j in range(n):
-                    acc[j] = 0.0
-                    flag[j] = 0
-                ie = 0
-                for e in range(Emax):  # vectorized: distances, and which E each may enter
-                    for c in range(C):
-                        xp = Xpad[b, c, pad + p - e * tau]
-                        base = pad + q0 - e * tau
-                        xs = Xpad[b, c, base : base + n]
-                        for j in range(n):
-                            diff = xp - xs[j]
-                            acc[j] += diff * diff
-                    if E_list[ie] == e + 1:
-                        t_ie = thr[ie]
-                        row = accE[ie]
-                        bit = np.uint64(1) << np.uint64(ie)
-                        for j in range(n):
-                            row[j] = acc[j]
-                            flag[j] |= bit if acc[j] <= t_ie else np.uint64(0)
-                        ie += 1
+                _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag,
+                                 True)
                 for j in range(n):  # scalar: the set bits only
                     m = flag[j]
                     if m == 0:
