@@ -31,7 +31,7 @@ from .embed import (
     window_finite,
     windows_finite,
 )
-from .simplex import finite_or_zero
+from .simplex import finite_or_zero, sweep_predict
 from .skill import skill
 
 TABLE_BYTES = 512 * 2**20
@@ -131,31 +131,27 @@ def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
 def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) -> np.ndarray:
     """Best leave-one-out simplex E (Tp = 1, highest rho, ties to the smaller E) per series.
 
-    Every E of ``E_tab`` for a batch of series comes from one ``simplex_sweep`` call (the
-    distances accumulate across E; no neighbour table is stored).
+    Every E of ``E_tab`` for a batch of series comes from one fused sweep
+    (:func:`xedm.core.simplex.sweep_predict`: the distances accumulate across E and no
+    neighbour table is stored).
     """
-    from ..kernels.cpu_predict import SWEEP_MAX_E
-
     N, T = X.shape
     E_tab = np.asarray(E_tab, np.int64)
     fin = np.isfinite(X)
     self_ok = _target_ok(fin, T, 1)
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
-    sweep = get_kernel("simplex_sweep", backend)
     rho = np.full((len(E_tab), N), -np.inf)
+    pad = int(E_tab[-1]) * tau
     for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
-        for g in range(0, len(E_tab), SWEEP_MAX_E):  # E in groups of <= 64 (one bit each)
-            Eg = E_tab[g : g + SWEEP_MAX_E]
-            win = windows_finite(fin[sl], Eg, tau)
-            lib_ok = win & self_ok[sl][None]
-            pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
-            pred_ok = np.ascontiguousarray(win[:, :, pred_t])
-            pad = int(Eg[-1]) * tau
-            lo, hi = candidate_range(lib_ok)
-            pred = sweep(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t, pred_ok, Eg,
-                         k_all[g : g + SWEEP_MAX_E], tau, excl, lo, hi, finite_or_zero(X[sl]), 1)
-            r = skill(observed_at(X[sl], pred_t + 1)[None], pred)["rho"]
-            rho[g : g + len(Eg), sl] = np.where(np.isfinite(r), r, -np.inf)
+        win = windows_finite(fin[sl], E_tab, tau)
+        lib_ok = win & self_ok[sl][None]
+        pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+        lo, hi = candidate_range(lib_ok)
+        prep = Prepared(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t,
+                        np.ascontiguousarray(win[:, :, pred_t]), E_tab, lo, hi, tau)
+        pred = sweep_predict(prep, k_all, excl, finite_or_zero(X[sl]), 1, backend)
+        r = skill(observed_at(X[sl], pred_t + 1)[None], pred)["rho"]
+        rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)
     return E_tab[np.argmax(rho, axis=0)]
 
 

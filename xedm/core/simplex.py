@@ -14,6 +14,7 @@ from ..neighbors.base import knn_tables
 from ..options import get_option
 from .embed import (
     LibSpec,
+    Prepared,
     candidate_range,
     library_points,
     observed_at,
@@ -80,26 +81,50 @@ def simplex(
             **skill(observed, prediction)}
 
 
+def sweep_predict(prep: Prepared, k_list, excl: int, y: np.ndarray, Tp: int,
+                  backend: str) -> np.ndarray:
+    """Simplex predictions (nE, B, P) for every E of ``prep`` without neighbour tables
+    (``simplex_sweep``: the kNN pass over all E fused with the prediction), in groups of at
+    most SWEEP_MAX_E values of E per kernel call."""
+    from ..kernels.cpu_predict import SWEEP_MAX_E
+
+    sweep = get_kernel("simplex_sweep", backend)
+    k_list = np.asarray(k_list, np.int64)
+    out = []
+    for g in range(0, len(prep.kernel_E), SWEEP_MAX_E):
+        s = slice(g, g + SWEEP_MAX_E)
+        out.append(sweep(prep.Xpad, prep.pad, np.ascontiguousarray(prep.lib_ok[s]), prep.pred_t,
+                         np.ascontiguousarray(prep.pred_ok[s]), prep.kernel_E[s], k_list[s],
+                         prep.tau, excl, prep.q_lo, prep.q_hi, y, Tp))
+    return out[0] if len(out) == 1 else np.concatenate(out)
+
+
 def embed_dimension(
     X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method
 ) -> dict[str, np.ndarray]:
-    """Skill for every E in ``E_list`` from one pass over the distances: (nE, B) arrays."""
+    """Skill for every E in ``E_list`` from one pass over the distances: (nE, B) arrays.
+
+    Exact neighbours: :func:`sweep_predict` (no tables); other methods: their tables, then
+    ``simplex_predict`` per E.
+    """
     B, C, T = X.shape
     E_list = np.sort(np.asarray(E_list, np.int64))
     k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False) for e in E_list])
-    predict = get_kernel("simplex_predict", backend)
     out = []
     for sl in batches(B, 16 * int(k_list.sum()) * T):
         prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
-        idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
         obs = observed_at(y[sl], prep.pred_t + Tp)
         yb = finite_or_zero(y[sl])
-        rows = []
-        for i, k in enumerate(k_list):
-            pred = predict(idx[i], dist[i], prep.lib_ok[i], yb, np.full(len(yb), k), Tp)
-            pred = np.where(prep.pred_ok[i], pred, np.nan)
-            rows.append(skill(obs, pred))
-        out.append({key: np.stack([r[key] for r in rows]) for key in rows[0]})
+        if method == "exact":
+            preds = sweep_predict(prep, k_list, excl, yb, Tp, backend)
+        else:
+            idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
+            predict = get_kernel("simplex_predict", backend)
+            preds = np.stack([predict(idx[i], dist[i], prep.lib_ok[i], yb,
+                                      np.full(len(yb), k), Tp) for i, k in enumerate(k_list)])
+        preds = np.where(prep.pred_ok, preds, np.nan)
+        res = skill(obs[None], preds)
+        out.append(res)
     res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}
     res["E"] = E_list
     res["knn"] = k_list

@@ -411,7 +411,8 @@ def embed_dimension(
     X, y, index, dim, _, tau, Tp, knn, excl, spec, attrs = _params(
         data, int(E_list[-1]), tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
         False)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"])
+    backend, method = _engines(backend, neighbors,
+                               ["simplex_sweep", "knn_sweep", "simplex_predict"])
 
     def core(Xb, yb):
         res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
