@@ -81,8 +81,13 @@ def test_ccm_reproducible_and_seeded():
     assert isinstance(d.attrs["seed"], int)
 
 
-def test_xmap_matches_naive_with_target_E_and_nan():
+@pytest.mark.parametrize("exact_sets", [64, 0])  # 0: the depth bound for many NaN patterns
+def test_xmap_matches_naive_with_target_E_and_nan(exact_sets, monkeypatch):
+    from xedm.core import ccm as core
+
+    monkeypatch.setattr(core, "EXACT_LOST_SETS", exact_sets)
     X = three_series(60)
+    X[2, [5, 33]] = np.nan  # a third NaN pattern
     E = np.array([2, 1, 3])
     da = xr.DataArray(X, dims=("neuron", "time"), coords={"neuron": ["a", "b", "c"]})
     out = da.edm.xmap(dim="neuron", E=E)

@@ -121,6 +121,7 @@ def ccm(
 
 SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
 XMAP_TABLE_BYTES = 256 * 2**20  # neighbour tables of one batch of library series
+EXACT_LOST_SETS = 64  # up to this many distinct target NaN patterns, depth counted per E
 
 
 def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
@@ -167,9 +168,11 @@ def _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl, tgt_sets, backend):
     t = np.arange(T)
     win = windows_finite(fin[libs], E_set, tau)
     lib_ok = win & ((t + Tp >= 0) & (t + Tp < T))
-    # points each target set loses, per E: counts by one product ((E, lib) x sets)
-    miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
-    lost = miss.reshape(len(E_set), -1).max(axis=1).astype(np.int64)
+    if len(tgt_sets) <= EXACT_LOST_SETS:  # points each target set loses, per E: one product
+        miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
+        lost = miss.reshape(len(E_set), -1).max(axis=1).astype(np.int64)
+    else:  # many distinct NaN patterns: the most points any target misses bounds it
+        lost = np.full(len(E_set), int((~tgt_sets).sum(axis=1).max()), np.int64)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
     pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
     pred_ok = np.ascontiguousarray(win[:, :, pred_t])

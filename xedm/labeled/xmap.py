@@ -210,8 +210,9 @@ def xmap(
     recovering series j (high: j causes i).  As in kEDM, the pair uses the **target's** E,
     which is chosen per series by leave-one-out simplex (E = 1..E_max, Tp = 1, the same
     exclusion radius and knn) when ``E=None`` and returned as the coordinate ``E`` along
-    ``target``.  One neighbour table per library series and E (all E from one pass, shared
-    by the choice of E and the cross maps), reused for every target.
+    ``target``.  The choice of E is one fused pass per series over every E (no tables, as
+    :func:`xedm.embed_dimension`); the cross maps use one neighbour table per library series
+    and E in use (all those E from one pass), reused for every target.
 
     Examples
     --------
