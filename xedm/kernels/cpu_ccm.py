@@ -80,6 +80,68 @@ def _order_ties(cq, cd, n, p):
         a = b
 
 
+@njit(cache=True)
+def _kth_smallest(a, n, kk):
+    """The kk-th smallest (0-based) of a[:n], rearranging a (quickselect, Hoare partition)."""
+    lo = 0
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < a[lo]:
+            a[mid], a[lo] = a[lo], a[mid]
+        if a[hi] < a[lo]:
+            a[hi], a[lo] = a[lo], a[hi]
+        if a[hi] < a[mid]:
+            a[hi], a[mid] = a[mid], a[hi]
+        pv = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pv:
+                i += 1
+            while pv < a[j]:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if kk <= j:
+            hi = j
+        elif kk >= i:
+            lo = i
+        else:
+            break
+    return a[kk]
+
+
+@njit(cache=True)
+def _sort_pairs(cd, cq, n, td, tq):
+    """Stable sort of (cd, cq)[:n] by cd, bottom-up merges through the buffers td, tq."""
+    width = 1
+    src_d, src_q, dst_d, dst_q = cd, cq, td, tq
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for o in range(lo, hi):
+                if i < mid and (j >= hi or src_d[i] <= src_d[j]):
+                    dst_d[o] = src_d[i]
+                    dst_q[o] = src_q[i]
+                    i += 1
+                else:
+                    dst_d[o] = src_d[j]
+                    dst_q[o] = src_q[j]
+                    j += 1
+        src_d, src_q, dst_d, dst_q = dst_d, dst_q, src_d, src_q
+        width *= 2
+    if src_d is not cd:
+        for o in range(n):
+            cd[o] = src_d[o]
+            cq[o] = src_q[o]
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
     """The ``depth`` nearest library points of every prediction row, exactly ordered by
@@ -100,6 +162,8 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
         d2 = np.empty(T)
         cq = np.empty(T, np.int64)
         cd = np.empty(T)
+        tq = np.empty(T, np.int64)  # scratch of the selection and the merges
+        td = np.empty(T)
         r0 = blk * ROWS
         for pi in range(r0, min(P, r0 + ROWS)):
             if not pred_ok[pi]:
@@ -134,21 +198,20 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
             if n == 0:
                 continue
             if n < m:  # keep candidates up to the n-th smallest distance, ties included
-                thr = np.partition(cd[:m], n - 1)[n - 1]
-                keep = 0
                 for j in range(m):
-                    if cd[j] <= thr:
-                        cq[keep] = cq[j]
-                        cd[keep] = cd[j]
-                        keep += 1
+                    td[j] = cd[j]
+                thr = _kth_smallest(td, m, n - 1)
+                keep = 0
+                for j in range(m):  # branch-free compaction
+                    cq[keep] = cq[j]
+                    cd[keep] = cd[j]
+                    keep += cd[j] <= thr
                 m = keep
-            order = np.argsort(cd[:m], kind="mergesort")
-            sq = cq[:m][order]
-            sd = cd[:m][order]
-            _order_ties(sq, sd, m, p)
+            _sort_pairs(cd, cq, m, td, tq)
+            _order_ties(cq, cd, m, p)
             for j in range(n):
-                idx[pi, j] = sq[j]
-                dist[pi, j] = np.sqrt(sd[j])
+                idx[pi, j] = cq[j]
+                dist[pi, j] = np.sqrt(cd[j])
     return idx, dist
 
 
