@@ -348,9 +348,14 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
         stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
         xmemo = np.empty((1 << D, nT))
         mstamp = np.full(1 << D, -1, np.int64)
+        yrow = np.empty(nT)  # this row's observed targets, shifted, and which exist
+        okrow = np.empty(nT, np.bool_)
         for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
             if idx[pi, 0] < 0:
                 continue
+            for t in range(nT):
+                okrow[t] = obs_ok[t, pi]
+                yrow[t] = Y[t, pred_t[pi] + Tp] - shift[t] if okrow[t] else 0.0
             for v in range(W):
                 need[v] = full[v]
             for s in range(nS):
@@ -382,8 +387,8 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                                        nb, nd)
                 if m == 0:  # no library point for this row in this subset
                     for t in range(nT):
-                        if obs_ok[t, pi]:
-                            yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                        if okrow[t]:
+                            yv = yrow[t]
                             miss[ch, s, t, 0] += 1.0
                             miss[ch, s, t, 1] += yv
                             miss[ch, s, t, 2] += yv * yv
@@ -397,9 +402,9 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                         key |= 1 << nbj[s, jj]
                     if mstamp[key] == pi:
                         for t in range(nT):
-                            if obs_ok[t, pi]:
+                            if okrow[t]:
                                 xv = xmemo[key, t]
-                                yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                                yv = yrow[t]
                                 sums[ch, s, t, 0] += xv
                                 sums[ch, s, t, 1] += xv * xv
                                 sums[ch, s, t, 2] += xv * yv
@@ -428,7 +433,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                 for jj in range(m):
                     wsum += w[jj]
                 for t in range(nT):
-                    if not obs_ok[t, pi]:
+                    if not okrow[t]:
                         continue
                     acc = 0.0
                     for jj in range(m):
@@ -436,7 +441,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                     xv = acc / wsum - shift[t]
                     if key >= 0:
                         xmemo[key, t] = xv
-                    yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                    yv = yrow[t]
                     sums[ch, s, t, 0] += xv
                     sums[ch, s, t, 1] += xv * xv
                     sums[ch, s, t, 2] += xv * yv
