@@ -98,7 +98,13 @@ def test_xmap_matches_naive_with_target_E_and_nan(exact_sets, monkeypatch):
                                rtol=1e-9)
 
 
-def test_xmap_chooses_E_per_series():
+@pytest.mark.parametrize("one_per_batch", [False, True])
+def test_xmap_chooses_E_per_series(one_per_batch, monkeypatch):
+    from xedm.core import ccm as core
+
+    if one_per_batch:  # every series its own batch, for the choice of E and for the tables
+        monkeypatch.setattr(core, "SWEEP_BYTES", 1)
+        monkeypatch.setattr(core, "XMAP_TABLE_BYTES", 1)
     ds = xedm.datasets.many_series(4, 200, seed=2)
     da = ds.x
     sd = da.dims[0]
@@ -158,7 +164,7 @@ def test_library_draws_are_subsets_of_the_right_size_and_uniform():
     assert not np.array_equal(members, draw_members(valid, sizes, 400, seed=8))
 
 
-@pytest.mark.parametrize("tau, excl, knn", [(1, 0, None), (2, 3, 4)])
+@pytest.mark.parametrize("tau, excl, knn", [(1, 0, None), (2, 3, 4), (70, 0, None)])
 def test_simplex_sweep_matches_naive_per_E(tau, excl, knn):
     """The fused sweep (choice of E) predicts as naive.simplex leave-one-out at Tp=1, for every
     E of the list, series with NaN gaps included; choose_E picks naive's best E."""
@@ -172,7 +178,7 @@ def test_simplex_sweep_matches_naive_per_E(tau, excl, knn):
                   np.sin(np.arange(150) * 0.5) + 0.05 * rng.standard_normal(150)])
     X[1, [20, 21, 90]] = np.nan
     X_in = X.copy()
-    E_tab = np.array([1, 2, 3, 5, 6], np.int64)
+    E_tab = np.array([1, 2, 3, 5, 6] if tau < 10 else [1, 2], np.int64)  # tau = 70: no bound
     fin = np.isfinite(X)
     win = windows_finite(fin, E_tab, tau)
     lib_ok = win & core._target_ok(fin, X.shape[1], 1)[None]
@@ -201,14 +207,34 @@ def test_simplex_sweep_matches_naive_per_E(tau, excl, knn):
     np.testing.assert_array_equal(X, X_in)  # input untouched
 
 
-def test_choose_E_beyond_one_kernel_call():
-    """More E values than one sweep call takes (64): the groups pick the best E of
-    embed_dimension (itself checked against naive.simplex in test_simplex.py)."""
+def test_sweep_beyond_one_kernel_call():
+    """More E values than one sweep call takes (64): the grouped sweep predicts as the table
+    path (knn_sweep tables + simplex_predict) for every E, and choose_E takes its best E."""
     from xedm.core import ccm as core
+    from xedm.core.embed import LibSpec, prepare
+    from xedm.core.simplex import finite_or_zero, sweep_predict
+    from xedm.kernels import get_kernel
+    from xedm.neighbors.base import knn_tables
 
     X = np.stack([logistic(200, x0=0.3), np.sin(np.arange(200) * 0.3)])
     E_tab = np.arange(1, 67)
+    k_list = E_tab + 1
+    prep = prepare(X[:, None, :], X, E_tab, 1, 1, LibSpec.whole(200), np.ones(200, bool),
+                   False)
+    y = finite_or_zero(X)
+    got = sweep_predict(prep, k_list, 0, y, 1, "cpu")
+    idx, dist = knn_tables(prep, k_list, 0, backend="cpu", method="exact")
+    predict = get_kernel("simplex_predict", "cpu")
+    ref = np.stack([predict(idx[i], dist[i], prep.lib_ok[i], y, np.full(2, k), 1)
+                    for i, k in enumerate(k_list)])
+    ok = prep.pred_ok
+    np.testing.assert_allclose(got[ok], ref[ok], rtol=1e-13, atol=1e-15)
+    assert np.isnan(got[~ok]).all()
+    obs = np.full((2, len(prep.pred_t)), np.nan)
+    inside = prep.pred_t + 1 < 200
+    obs[:, inside] = X[:, prep.pred_t[inside] + 1]
+    rho = np.array([[naive.skill(obs[b], np.where(ok[i, b], ref[i, b], np.nan))["rho"]
+                     for b in range(2)] for i in range(len(E_tab))])
     best = core.choose_E(X, E_tab=E_tab, tau=1, knn=None, excl=0, backend="cpu")
-    for i in range(2):
-        da = xr.DataArray(X[i], dims="time")
-        assert best[i] == da.edm.embed_dimension(E_max=66).attrs["best_E"]
+    np.testing.assert_array_equal(best, E_tab[np.argmax(np.where(np.isfinite(rho), rho,
+                                                                 -np.inf), axis=0)])

@@ -137,7 +137,7 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     neighbour table is stored).
     """
     N, T = X.shape
-    E_tab = np.asarray(E_tab, np.int64)
+    E_tab = np.unique(np.asarray(E_tab, np.int64))  # ascending, as the sweep needs
     fin = np.isfinite(X)
     self_ok = _target_ok(fin, T, 1)
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)

@@ -92,8 +92,9 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
 
     Arguments as ``knn_sweep`` plus the target ``y`` (B, T) (finite, read at q + Tp for the
     library points q, which ``lib_ok`` must guarantee are inside the data).  Returns
-    ``pred`` (nE, B, P): identical to ``simplex_predict`` on ``knn_sweep``'s tables (same
-    neighbours, same order, same sums), NaN where ``pred_ok`` is False or no neighbour exists.
+    ``pred`` (nE, B, P): ``simplex_predict`` on ``knn_sweep``'s tables to rounding (same
+    neighbours in the same order; the weights' code generation may differ by an ulp), NaN
+    where ``pred_ok`` is False or no neighbour exists.
 
     Each task walks a block of consecutive rows of one series, keeping the k nearest per E
     of the last tau + 1 rows in a small ring: the previous row's neighbours shifted by tau
@@ -106,10 +107,14 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
     kmax = 1
     for i in range(nE):
         kmax = max(kmax, k_list[i])
+    if nE > SWEEP_MAX_E:
+        raise ValueError("simplex_sweep takes at most 64 values of E per call")
     pred = np.full((nE, B, P), np.nan)
     rows = 64
     nblk = (P + rows - 1) // rows
-    R = tau + 1
+    # the row tau back bounds this one only inside a block: a ring of tau + 1 rows, or none
+    use_prev = tau < rows
+    R = tau + 1 if use_prev else 1
     for task in prange(B * nblk):
         b = task // nblk
         blk = task - b * nblk
@@ -129,7 +134,7 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
             p = pred_t[pi]
             s = p % R
             sp = (p - tau) % R
-            have_prev = p >= tau and Lp[sp] == p - tau
+            have_prev = use_prev and p >= tau and Lp[sp] == p - tau
             Lp[s] = p
             for ie in range(nE):
                 Lc[s, ie] = 0

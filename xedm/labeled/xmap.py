@@ -229,7 +229,7 @@ def xmap(
     Tp = v.check_Tp(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
-    backend = resolve_backend(backend, ["knn_sweep", "knn_single", "xmap_skill"])
+    backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"])
     if E is None:
         E_max = v.check_E(E_max)
         v.check_embedding_fits(E_max, tau, T)
