@@ -129,6 +129,20 @@ def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
     return [slice(s, min(N, s + step)) for s in range(0, N, step)]
 
 
+def _point_sets(X, fin, sl, E_list, tau, lib_mask) -> Prepared:
+    """Kernel inputs for the series ``X[sl]`` at every E of ``E_list`` (ascending): library
+    points are complete finite windows where ``lib_mask`` ((nb, T) or (T,)) holds; prediction
+    rows are the union of the series' complete windows."""
+    win = windows_finite(fin[sl], E_list, tau)
+    lib_ok = win & lib_mask
+    pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+    pad = int(E_list[-1]) * tau
+    lo, hi = candidate_range(lib_ok)
+    return Prepared(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t,
+                    np.ascontiguousarray(win[:, :, pred_t]), np.asarray(E_list, np.int64), lo,
+                    hi, tau)
+
+
 def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) -> np.ndarray:
     """Best leave-one-out simplex E (Tp = 1, highest rho, ties to the smaller E) per series.
 
@@ -142,16 +156,10 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     self_ok = _target_ok(fin, T, 1)
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
     rho = np.full((len(E_tab), N), -np.inf)
-    pad = int(E_tab[-1]) * tau
     for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
-        win = windows_finite(fin[sl], E_tab, tau)
-        lib_ok = win & self_ok[sl][None]
-        pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
-        lo, hi = candidate_range(lib_ok)
-        prep = Prepared(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t,
-                        np.ascontiguousarray(win[:, :, pred_t]), E_tab, lo, hi, tau)
+        prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
         pred = sweep_predict(prep, k_all, excl, finite_or_zero(X[sl]), 1, backend)
-        r = skill(observed_at(X[sl], pred_t + 1)[None], pred)["rho"]
+        r = skill(observed_at(X[sl], prep.pred_t + 1)[None], pred)["rho"]
         rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)
     return E_tab[np.argmax(rho, axis=0)]
 
@@ -166,22 +174,16 @@ def _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl, tgt_sets, backend):
     """
     T = X.shape[1]
     t = np.arange(T)
-    win = windows_finite(fin[libs], E_set, tau)
-    lib_ok = win & ((t + Tp >= 0) & (t + Tp < T))
+    prep = _point_sets(X, fin, libs, E_set, tau, (t + Tp >= 0) & (t + Tp < T))
+    lib_ok = prep.lib_ok
     if len(tgt_sets) <= EXACT_LOST_SETS:  # points each target set loses, per E: one product
         miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
         lost = miss.reshape(len(E_set), -1).max(axis=1).astype(np.int64)
     else:  # many distinct NaN patterns: the most points any target misses bounds it
         lost = np.full(len(E_set), int((~tgt_sets).sum(axis=1).max()), np.int64)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-    pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
-    pred_ok = np.ascontiguousarray(win[:, :, pred_t])
-    pad = int(E_set[-1]) * tau
-    lo, hi = candidate_range(lib_ok)
-    prep = Prepared(padded_series(X[libs][:, None, :], pad), pad, lib_ok, pred_t, pred_ok,
-                    np.asarray(E_set, np.int64), lo, hi, tau)
     idx, dist = knn_tables(prep, k_list, excl, backend=backend, method="exact")
-    return idx, dist, pred_t, pred_ok
+    return idx, dist, prep.pred_t, prep.pred_ok
 
 
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None):

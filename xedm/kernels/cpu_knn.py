@@ -64,18 +64,25 @@ def _insert(dist_row, idx_row, k, d, q, p):
 
 
 @njit(cache=True, inline="always")
-def _insert_at(dist, idx, ie, b, pi, k, d, q, p):
-    """:func:`_insert` on row (ie, b, pi) of 4-D tables, indexed in place: creating row views
-    in the hot loop costs reference-count updates that dominate the insertion itself."""
-    if not _before(d, q, dist[ie, b, pi, k - 1], idx[ie, b, pi, k - 1], p):
-        return
-    pos = k - 1
+def _insert_at(dist, idx, ie, b, pi, c, k, d, q, p):
+    """:func:`_insert` on row (ie, b, pi) of 4-D tables, indexed in place (creating row views
+    in the hot loop costs reference-count updates that dominate the insertion itself).  The
+    row holds c entries (room for k; pass c = k for a row padded with (inf, -1)); returns
+    the new count."""
+    if c == k:
+        if not _before(d, q, dist[ie, b, pi, k - 1], idx[ie, b, pi, k - 1], p):
+            return c
+        pos = k - 1
+    else:
+        pos = c
+        c += 1
     while pos > 0 and _before(d, q, dist[ie, b, pi, pos - 1], idx[ie, b, pi, pos - 1], p):
         dist[ie, b, pi, pos] = dist[ie, b, pi, pos - 1]
         idx[ie, b, pi, pos] = idx[ie, b, pi, pos - 1]
         pos -= 1
     dist[ie, b, pi, pos] = d
     idx[ie, b, pi, pos] = q
+    return c
 
 
 @njit(cache=True, inline="always")
@@ -92,6 +99,21 @@ def _shifted_d2(Xpad, pad, b, E, tau, p, q, d2_prev):
         add += a * a
         sub += s * s
     return d2_prev + add - sub + 1e-12 * (d2_prev + add + sub)
+
+
+@njit(cache=True, inline="always")
+def _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E, k, tau, excl, p, idx, dist, ie, tb, row):
+    """The largest squared distance from state p to the k entries of table row
+    (ie, tb, row), the neighbours of p - tau, each shifted by tau (:func:`_shifted_d2`, O(1)
+    each, rounding slack included): an upper bound on p's k-th nearest distance.  inf when a
+    shifted entry is not a library point for p."""
+    worst = 0.0
+    for j in range(k):
+        q = idx[ie, tb, row, j] + tau
+        if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
+            return np.inf
+        worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q, dist[ie, tb, row, j]))
+    return worst
 
 
 @njit(cache=True, inline="always")
@@ -152,17 +174,8 @@ def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list
         k = k_list[ie]
         if not (pred_ok[ie, b, pi] and pred_ok[ie, b, pj]) or idx[ie, b, pj, k - 1] < 0:
             continue
-        E = E_list[ie]
-        worst = 0.0
-        ok = True
-        for j in range(k):
-            q = idx[ie, b, pj, j] + tau
-            if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
-                ok = False
-                break
-            worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q, dist[ie, b, pj, j]))
-        if ok:
-            bound[ie] = worst
+        bound[ie] = _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E_list[ie], k, tau, excl, p,
+                                   idx, dist, ie, b, pj)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -209,7 +222,7 @@ def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_l
                         d = accE[ie, j]
                         if d <= thr[ie] and lib_ok[ie, b, q]:
                             k = k_list[ie]
-                            _insert_at(dist, idx, ie, b, pi, k, d, q, p)
+                            _insert_at(dist, idx, ie, b, pi, k, k, d, q, p)
                             thr[ie] = min(dist[ie, b, pi, k - 1], bound[ie])
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
             for i in range(nE):

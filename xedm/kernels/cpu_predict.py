@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH, FASTMATH_STRICT
-from .cpu_knn import CHUNK, _before, _chunk_distances, _row_wanted, _shifted_d2
+from .cpu_knn import CHUNK, _chunk_distances, _insert_at, _row_wanted, _shifted_bound
 
 D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
 
@@ -63,26 +63,6 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
 SWEEP_MAX_E = 64  # E values per simplex_sweep call: one bit each in a uint64 candidate mask
 
 
-@njit(cache=True, inline="always")
-def _push(Ld, Lq, s, ie, c, k, d, q, p):
-    """Insert (d, q) into the sorted neighbour list (s, ie), which holds c entries (room for
-    k); returns the new count.  Same order as the kNN kernels (``_before``)."""
-    if c == k:
-        if not _before(d, q, Ld[s, ie, k - 1], Lq[s, ie, k - 1], p):
-            return c
-        pos = k - 1
-    else:
-        pos = c
-        c += 1
-    while pos > 0 and _before(d, q, Ld[s, ie, pos - 1], Lq[s, ie, pos - 1], p):
-        Ld[s, ie, pos] = Ld[s, ie, pos - 1]
-        Lq[s, ie, pos] = Lq[s, ie, pos - 1]
-        pos -= 1
-    Ld[s, ie, pos] = d
-    Lq[s, ie, pos] = q
-    return c
-
-
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
                   y, Tp):
@@ -124,8 +104,10 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
         flag = np.empty(CHUNK, np.uint64)
         bound = np.empty(nE)
         thr = np.empty(nE)
-        Ld = np.empty((R, nE, kmax))  # squared distances, sorted, per ring slot and E
-        Lq = np.empty((R, nE, kmax), np.int64)
+        # per E the sorted k nearest (squared distances) of the rows in the ring, laid out as
+        # the kNN tables (E, series, row, k) so that their helpers serve both kernels
+        Ld = np.empty((nE, 1, R, kmax))
+        Lq = np.empty((nE, 1, R, kmax), np.int64)
         Lc = np.zeros((R, nE), np.int64)
         Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
         for pi in range(blk * rows, min(P, (blk + 1) * rows)):
@@ -141,16 +123,8 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
                 bound[ie] = np.inf
                 k = k_list[ie]
                 if have_prev and Lc[sp, ie] == k and pred_ok[ie, b, pi]:
-                    E = E_list[ie]
-                    worst = 0.0
-                    for j in range(k):
-                        q = Lq[sp, ie, j] + tau
-                        if q >= q_hi[b] or not lib_ok[ie, b, q] or abs(q - p) <= excl:
-                            worst = np.inf
-                            break
-                        worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q,
-                                                       Ld[sp, ie, j]))
-                    bound[ie] = worst
+                    bound[ie] = _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E_list[ie], k, tau,
+                                               excl, p, Lq, Ld, ie, 0, sp)
                 thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
             for q0 in range(q_lo[b], q_hi[b], CHUNK):
                 n = min(CHUNK, q_hi[b] - q0)
@@ -169,21 +143,21 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
                         d = accE[ie, j]
                         if d <= thr[ie] and lib_ok[ie, b, q]:
                             k = k_list[ie]
-                            c = _push(Ld, Lq, s, ie, Lc[s, ie], k, d, q, p)
+                            c = _insert_at(Ld, Lq, ie, 0, s, Lc[s, ie], k, d, q, p)
                             Lc[s, ie] = c
                             if c == k:
-                                thr[ie] = min(Ld[s, ie, k - 1], bound[ie])
+                                thr[ie] = min(Ld[ie, 0, s, k - 1], bound[ie])
             for ie in range(nE):  # simplex weights as simplex_predict, on rooted distances
                 m = Lc[s, ie]
                 if m == 0 or not pred_ok[ie, b, pi]:
                     continue
-                dmin = max(np.sqrt(Ld[s, ie, 0]), D_MIN)
+                dmin = max(np.sqrt(Ld[ie, 0, s, 0]), D_MIN)
                 wsum = 0.0
                 a = 0.0
                 for j in range(m):
-                    w = np.exp(-np.sqrt(Ld[s, ie, j]) / dmin)
+                    w = np.exp(-np.sqrt(Ld[ie, 0, s, j]) / dmin)
                     wsum += w
-                    a += w * y[b, Lq[s, ie, j] + Tp]
+                    a += w * y[b, Lq[ie, 0, s, j] + Tp]
                 pred[ie, b, pi] = a / wsum
     return pred
 
