@@ -350,6 +350,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
         mstamp = np.full(1 << D, -1, np.int64)
         yrow = np.empty(nT)  # this row's observed targets, shifted, and which exist
         okrow = np.empty(nT, np.bool_)
+        xrow = np.zeros(nT)  # one subset's predictions of this row, shifted
         for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
             if idx[pi, 0] < 0:
                 continue
@@ -400,53 +401,49 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                     key = 0
                     for jj in range(k):
                         key |= 1 << nbj[s, jj]
-                    if mstamp[key] == pi:
-                        for t in range(nT):
-                            if okrow[t]:
-                                xv = xmemo[key, t]
-                                yv = yrow[t]
-                                sums[ch, s, t, 0] += xv
-                                sums[ch, s, t, 1] += xv * xv
-                                sums[ch, s, t, 2] += xv * yv
-                        continue
-                if direct:
-                    dmin = max(nd[0], D_MIN)
-                    for jj in range(m):
-                        w[jj] = np.exp(-nd[jj] / dmin)
+                if key >= 0 and mstamp[key] == pi:
+                    for t in range(nT):
+                        xrow[t] = xmemo[key, t]
                 else:
-                    f = nbj[s, 0]
-                    d0 = dist[pi, f]
-                    dmin = max(d0, D_MIN)
-                    nb[0] = idx[pi, f]
-                    w[0] = W_NEAREST if d0 >= D_MIN else np.exp(-d0 / dmin)
-                    for jj in range(1, m):
-                        j = nbj[s, jj]
-                        nb[jj] = idx[pi, j]
-                        if f < CACHE_F and j < CACHE_J:
-                            if stamp[f, j] != pi:
-                                cache[f, j] = np.exp(-dist[pi, j] / dmin)
-                                stamp[f, j] = pi
-                            w[jj] = cache[f, j]
-                        else:
-                            w[jj] = np.exp(-dist[pi, j] / dmin)
-                wsum = 0.0
-                for jj in range(m):
-                    wsum += w[jj]
-                for t in range(nT):
-                    if not okrow[t]:
-                        continue
-                    acc = 0.0
+                    if direct:
+                        dmin = max(nd[0], D_MIN)
+                        for jj in range(m):
+                            w[jj] = np.exp(-nd[jj] / dmin)
+                    else:
+                        f = nbj[s, 0]
+                        d0 = dist[pi, f]
+                        dmin = max(d0, D_MIN)
+                        nb[0] = idx[pi, f]
+                        w[0] = W_NEAREST if d0 >= D_MIN else np.exp(-d0 / dmin)
+                        for jj in range(1, m):
+                            j = nbj[s, jj]
+                            nb[jj] = idx[pi, j]
+                            if f < CACHE_F and j < CACHE_J:
+                                if stamp[f, j] != pi:
+                                    cache[f, j] = np.exp(-dist[pi, j] / dmin)
+                                    stamp[f, j] = pi
+                                w[jj] = cache[f, j]
+                            else:
+                                w[jj] = np.exp(-dist[pi, j] / dmin)
+                    wsum = 0.0
                     for jj in range(m):
-                        acc += w[jj] * Y[t, nb[jj] + Tp]
-                    xv = acc / wsum - shift[t]
+                        wsum += w[jj]
+                    for t in range(nT):
+                        if okrow[t]:
+                            acc = 0.0
+                            for jj in range(m):
+                                acc += w[jj] * Y[t, nb[jj] + Tp]
+                            xrow[t] = acc / wsum - shift[t]
                     if key >= 0:
-                        xmemo[key, t] = xv
-                    yv = yrow[t]
-                    sums[ch, s, t, 0] += xv
-                    sums[ch, s, t, 1] += xv * xv
-                    sums[ch, s, t, 2] += xv * yv
-                if key >= 0:
-                    mstamp[key] = pi
+                        for t in range(nT):
+                            xmemo[key, t] = xrow[t]
+                        mstamp[key] = pi
+                for t in range(nT):
+                    if okrow[t]:
+                        xv = xrow[t]
+                        sums[ch, s, t, 0] += xv
+                        sums[ch, s, t, 1] += xv * xv
+                        sums[ch, s, t, 2] += xv * yrow[t]
     rho = np.full((nS, nT), np.nan)
     tot = np.empty(6)
     for s in range(nS):
