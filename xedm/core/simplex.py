@@ -122,9 +122,7 @@ def embed_dimension(
             predict = get_kernel("simplex_predict", backend)
             preds = np.stack([predict(idx[i], dist[i], prep.lib_ok[i], yb,
                                       np.full(len(yb), k), Tp) for i, k in enumerate(k_list)])
-        preds = np.where(prep.pred_ok, preds, np.nan)
-        res = skill(obs[None], preds)
-        out.append(res)
+        out.append(skill(obs[None], np.where(prep.pred_ok, preds, np.nan)))
     res = {key: np.concatenate([o[key] for o in out], axis=1) for key in out[0]}
     res["E"] = E_list
     res["knn"] = k_list
