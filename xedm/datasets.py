@@ -28,6 +28,8 @@ import numpy as np
 import xarray as xr
 from numba import njit
 
+from .kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
+
 __all__ = [
     "coupled_logistic",
     "henon",

@@ -51,6 +51,7 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
 
 def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray:
     """(n_sizes * samples, T) membership masks of the sampled libraries (see module doc)."""
+    from ..kernels._numba import serialized
     from ..kernels.cpu_ccm import floyd_members
 
     pos = np.flatnonzero(valid).astype(np.int64)
@@ -59,7 +60,7 @@ def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray
     m = np.where(sizes < n, np.minimum(sizes, n - sizes), 0)
     rng = np.random.Generator(np.random.PCG64(seed))
     u = rng.random(int(m.sum()) * samples)  # the same stream as one rng.random(m) per draw
-    return floyd_members(pos, len(valid), sizes, samples, u)
+    return serialized(floyd_members)(pos, len(valid), sizes, samples, u)
 
 
 def ccm(

@@ -38,6 +38,10 @@ def get_kernel(name: str, backend: str) -> Callable[..., Any]:
         ) from None
     module, func = target.split(":")
     kernel = getattr(importlib.import_module(f"xedm.kernels.{module}"), func)
+    if backend == "cpu":
+        from ._numba import serialized
+
+        kernel = serialized(kernel)  # one call at a time only under numba's workqueue layer
     _LOADED[(name, backend)] = kernel
     return kernel
 

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from . import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH_STRICT
 from .cpu_knn import _insert

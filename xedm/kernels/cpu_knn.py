@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._flags import FASTMATH_STRICT
 
 CHUNK = 256  # candidates per block: small, so a full row skips most blocks by a count

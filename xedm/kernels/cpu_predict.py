@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH, FASTMATH_STRICT
 from .cpu_knn import CHUNK, _chunk_distances, _insert_at, _row_wanted, _shifted_bound

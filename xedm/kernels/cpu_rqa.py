@@ -42,6 +42,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+
 # No fastmath: the distance sums must not be reassociated or contracted into FMAs.
 _FLAGS = {"cache": True, "nogil": True, "boundscheck": False}
 

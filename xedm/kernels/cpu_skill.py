@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+
 
 @njit(parallel=True, cache=True)
 def skill_rows(o, p):

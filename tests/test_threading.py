@@ -1,0 +1,134 @@
+"""Processes, threads and the kernel cache (xedm/kernels/_numba.py).
+
+Each scenario runs in a fresh interpreter: numba's threading layer is chosen once per process,
+at the first parallel launch, so only a new process shows what a user's session does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import xedm
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX only")
+
+# A script that runs xedm in the parent, then the same calls in a fork-based Pool and in
+# threads; prints what each computed.  Before the fix the Pool never returned (GNU OpenMP).
+SCRIPT = textwrap.dedent(
+    """
+    import json, multiprocessing as mp, sys
+    from concurrent.futures import ThreadPoolExecutor
+    import numpy as np, numba, xedm
+
+    def work(i):
+        ds = xedm.datasets.coupled_logistic(400 + 50 * i)
+        s = xedm.simplex(ds.x, 3)
+        c = ds.edm.ccm(["x", "y"], lib_sizes=[20, 100], E=2, samples=5, seed=i)
+        e = xedm.embed_dimension(ds.x, E_max=6)
+        return [float(s.rho), c.rho.values.ravel().tolist(), e.rho.values.tolist()]
+
+    parent = [work(i) for i in range(4)]
+    with mp.get_context("fork").Pool(2) as pool:
+        forked = pool.map(work, range(4))
+    with ThreadPoolExecutor(4) as ex:
+        threaded = list(ex.map(work, [0, 1, 2, 3] * 3))
+    print(json.dumps({"layer": numba.threading_layer(), "parent": parent,
+                      "forked": forked, "threaded": threaded}))
+    """
+)
+
+
+def _run(env_extra: dict) -> dict:
+    env = dict(os.environ)  # the user's kernel cache: compiled once for the whole test run
+    env.pop("NUMBA_THREADING_LAYER", None)
+    env.update(env_extra)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _tbb_loads() -> bool:
+    code = "import xedm.kernels._numba as n; print(n.threading_layer())"
+    env = dict(os.environ)
+    env.pop("NUMBA_THREADING_LAYER", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    return out.stdout.strip() == "tbb"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", ["default", "workqueue"])
+def test_fork_pool_and_threads_after_xedm_ran(layer):
+    """A fork-based Pool returns after xedm ran in the parent (no hang), and concurrent calls
+    from threads give bitwise the parent's results, with xedm's layer and with workqueue
+    (the fallback where TBB is missing, which xedm serialises)."""
+    extra = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    out = _run(extra)
+    if layer == "default":
+        if _tbb_loads():
+            assert out["layer"] == "tbb"
+        else:
+            assert out["layer"] == "workqueue"
+    else:
+        assert out["layer"] == "workqueue"
+    assert out["forked"] == out["parent"]
+    assert out["threaded"] == out["parent"] * 3
+
+
+def test_omp_would_hang_is_not_our_default():
+    """The layer xedm asks for is fork-safe (tbb, or workqueue when TBB cannot load)."""
+    code = "import xedm.kernels._numba as n; print(n.threading_layer())"
+    env = dict(os.environ)
+    env.pop("NUMBA_THREADING_LAYER", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() in ("tbb", "workqueue")
+
+
+def test_kernel_cache_outside_the_package(tmp_path):
+    """Compiled kernels are cached under XEDM_CACHE_DIR, and nothing is written into the
+    package (a leftover __pycache__ there shadowed xedm after `pip uninstall`)."""
+    pkg = os.path.dirname(xedm.__file__)
+
+    def numba_files():
+        return {
+            os.path.join(r, f)
+            for r, _, fs in os.walk(pkg)
+            for f in fs
+            if f.endswith((".nbi", ".nbc"))
+        }
+
+    before = numba_files()
+    cache = tmp_path / "kernels-cache"
+    code = textwrap.dedent(
+        """
+        import xedm
+        from xedm.kernels.cpu_knn import knn_sweep
+        ds = xedm.datasets.coupled_logistic(200)
+        xedm.simplex(ds.x, 2)
+        print(knn_sweep._cache._cache_path)
+        """
+    )
+    env = dict(os.environ, XEDM_CACHE_DIR=str(cache))
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(str(cache))
+    written = [f for _, _, fs in os.walk(cache) for f in fs if f.endswith(".nbi")]
+    assert written, "no kernel was cached under XEDM_CACHE_DIR"
+    assert numba_files() - before == set()
+
+
+def test_user_numba_cache_dir_wins(tmp_path):
+    code = "from xedm.kernels.cpu_knn import knn_sweep; print(knn_sweep._cache._cache_path)"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), XEDM_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(str(tmp_path / "numba"))

@@ -1,0 +1,172 @@
+"""How xedm runs numba: where compiled kernels are cached, and which threading layer runs them.
+
+Imported by every ``cpu_*`` kernel module before its first ``@njit`` (so the cache locator is in
+place when the decorators run, and the threading layer is chosen before the first parallel
+launch).  Nothing here runs at ``import xedm``.
+
+**Cache.** numba's default writes ``.nbi``/``.nbc`` files into ``__pycache__`` beside the
+source, i.e. into ``site-packages/xedm``.  pip does not know those files, so after
+``pip uninstall`` (or a switch to an editable install) ``site-packages/xedm`` survives as an
+empty namespace package that shadows the real one.  xedm's kernels are therefore cached in a
+per-user directory: ``$XEDM_CACHE_DIR``, else ``$XDG_CACHE_HOME/xedm/numba`` (Linux),
+``~/Library/Caches/xedm/numba`` (macOS) or ``%LOCALAPPDATA%\\xedm\\numba`` (Windows).  A
+``NUMBA_CACHE_DIR`` set by the user wins (numba's own rule).  Only functions defined in
+xedm's own files are affected.
+
+**Threading layer.** numba's default on Linux is GNU OpenMP, which is not fork-safe: after a
+parallel kernel has run, a fork-based ``multiprocessing.Pool`` (Linux's default start method)
+hangs.  xedm asks for Intel TBB, which is both fork-safe and thread-safe (``tbb`` is a
+dependency wherever a wheel exists: x86-64 Linux, Windows and macOS).  Where TBB cannot be
+loaded, xedm uses numba's ``workqueue`` layer, which is fork-safe but not thread-safe, and
+serialises its own parallel kernels with a lock (:func:`serialized`), so calls from several
+threads stay correct.  A ``NUMBA_THREADING_LAYER`` set by the user wins; with ``workqueue``
+the lock is used too.  The layer in use is ``numba.threading_layer()`` after the first call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+import threading
+
+import numba
+from numba.core import config
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LOCK = threading.RLock()
+_state: dict[str, object] = {"layer": None, "serialize": False}
+
+
+def cache_dir() -> str:
+    """The directory where xedm's compiled numba kernels are cached."""
+    env = os.environ.get("XEDM_CACHE_DIR")
+    if env:
+        return os.path.abspath(os.path.expanduser(env))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+        return os.path.join(base, "xedm", "numba")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Caches/xedm/numba")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "xedm", "numba")
+
+
+def _install_cache_locator() -> None:
+    from numba.core import caching
+
+    base = getattr(caching, "UserProvidedCacheLocator", None) or getattr(
+        caching, "_UserProvidedCacheLocator", None
+    )
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    if base is None or impl is None or not isinstance(getattr(impl, "_locator_classes", None),
+                                                      list):
+        return  # an unknown numba layout: numba's own locators apply
+    if any(getattr(c, "_xedm", False) for c in impl._locator_classes):
+        return
+
+    class XedmCacheLocator(base):
+        """Caches functions defined in xedm's files under :func:`cache_dir`."""
+
+        _xedm = True
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR: numba's own locator takes it
+                return None
+            path = os.path.abspath(py_file)
+            if os.path.commonpath([path, _PACKAGE_DIR]) != _PACKAGE_DIR:
+                return None
+            return super(base, cls).from_function(py_func, py_file)
+
+    impl._locator_classes.insert(0, XedmCacheLocator)
+
+
+def _load_tbb() -> bool:
+    """Make numba's TBB pool importable: the ``tbb`` wheel puts libtbb in ``<prefix>/lib``,
+    which the loader does not search inside a virtual environment, so load it first."""
+    try:
+        import numba.np.ufunc.tbbpool  # noqa: F401
+
+        return True
+    except ImportError:
+        pass
+    candidates = []
+    try:
+        from importlib import metadata
+
+        dist = metadata.distribution("tbb")
+        for f in dist.files or ():
+            name = os.path.basename(str(f))
+            if name.startswith(("libtbb.so.", "libtbb.", "tbb12.dll", "tbb.dll")) and (
+                "malloc" not in name and "bind" not in name
+            ):
+                candidates.append(str(dist.locate_file(f)))
+    except Exception:  # no tbb distribution, or an odd layout
+        pass
+    for prefix in {sys.prefix, sys.base_prefix}:
+        candidates.append(os.path.join(prefix, "lib", "libtbb.so.12"))
+    mode = getattr(ctypes, "RTLD_GLOBAL", 0)
+    for path in candidates:
+        if not os.path.exists(path):
+            continue
+        try:
+            ctypes.CDLL(path, mode=mode)
+            import numba.np.ufunc.tbbpool  # noqa: F401, F811
+
+            return True
+        except (OSError, ImportError):
+            continue
+    return False
+
+
+def _choose_threading_layer() -> None:
+    from numba.np.ufunc import parallel
+
+    user = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
+    if user and user != "default":
+        _state["layer"] = user
+        _state["serialize"] = user == "workqueue"
+        return
+    if getattr(parallel, "_is_initialized", False):
+        # numba already launched its threads for someone else's code: the layer is fixed
+        layer = numba.threading_layer()
+        _state["layer"] = layer
+        _state["serialize"] = layer == "workqueue"
+        return
+    if _load_tbb():
+        config.THREADING_LAYER = "tbb"
+        _state["layer"] = "tbb"
+    else:
+        config.THREADING_LAYER = "workqueue"
+        _state["layer"] = "workqueue"
+        _state["serialize"] = True
+
+
+def threading_layer() -> str | None:
+    """The layer xedm asked numba for ("tbb", or "workqueue" where TBB cannot be loaded)."""
+    return _state["layer"]  # type: ignore[return-value]
+
+
+def serialized(kernel):
+    """``kernel`` itself, or, with the thread-unsafe workqueue layer, a wrapper that runs one
+    call at a time (numba aborts the process on concurrent workqueue launches)."""
+    if not _state["serialize"]:
+        return kernel
+
+    @functools.wraps(kernel)
+    def call(*args, **kwargs):
+        with _LOCK:
+            return kernel(*args, **kwargs)
+
+    return call
+
+
+_install_cache_locator()
+_choose_threading_layer()
