@@ -12,6 +12,7 @@ __all__ = [
     "naive_embed",
     "naive_distance_matrix",
     "naive_recurrence_matrix",
+    "naive_eps_for_recurrence_rate",
     "naive_runs",
     "naive_line_histograms",
     "naive_measures",
@@ -49,15 +50,26 @@ def naive_distance_matrix(a, b, norm="euclidean"):
 
 
 def naive_recurrence_matrix(x, y=None, *, E=1, tau=1, eps, norm="euclidean", joint=None,
-                            eps_joint=None):
-    """R[i, j] = d(x_i, y_j) < eps (y defaults to x); with joint=z also d(z_i, z_j) < eps_joint."""
+                            joint_eps=None):
+    """R[i, j] = d(x_i, y_j) < eps (y defaults to x); with joint=z also d(z_i, z_j) < joint_eps
+    (z's own threshold, as pyunicorn's threshold=(eps, joint_eps); default: eps)."""
     a = naive_embed(x, E, tau)
     b = a if y is None else naive_embed(y, E, tau)
     R = naive_distance_matrix(a, b, norm) < eps
     if joint is not None:
         c = naive_embed(joint, E, tau)
-        R = R & (naive_distance_matrix(c, c, norm) < (eps if eps_joint is None else eps_joint))
+        R = R & (naive_distance_matrix(c, c, norm) < (eps if joint_eps is None else joint_eps))
     return R
+
+
+def naive_eps_for_recurrence_rate(x, rr, *, E=1, tau=1, norm="euclidean"):
+    """eps for a recurrence rate of x alone: the distance of rank round(rr * N'^2) (0-based)
+    among all N'^2 distances of the states (line of identity included), sorted; an eps of 0
+    becomes the smallest positive float64 (so exact repeats still recur)."""
+    a = naive_embed(x, E, tau)
+    d = np.sort(naive_distance_matrix(a, a, norm).ravel())
+    eps = d[min(int(round(rr * d.size)), d.size - 1)]
+    return float(eps) if eps > 0 else float(np.finfo(np.float64).tiny)
 
 
 def naive_runs(values):

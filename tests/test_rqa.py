@@ -236,12 +236,15 @@ def test_recurrence_rate_selection():
     assert how == "sample" and abs(eps_s[0, 0, 0] - float(res.eps[1])) < 0.05
 
 
-def test_joint_recurrence_rate_one_eps_per_channel():
+def test_joint_recurrence_rate_one_eps_per_series():
     ds = xedm.datasets.coupled_logistic(200)
     res = ds.edm.rqa("x", joint="y", E=2, recurrence_rate=0.2, backend="cpu")
-    assert res.eps.dims == ("channel",)
-    for ch, name in enumerate(["x", "y"]):
-        alone = ds.edm.rqa(name, E=2, eps=float(res.eps[ch]), backend="cpu")
+    assert res.eps.dims == () and res.joint_eps.dims == ()
+    assert res.attrs["joint_threshold"] == "recurrence_rate"
+    assert res.attrs["joint_recurrence_rate"] == 0.2
+    for var, name in (("eps", "x"), ("joint_eps", "y")):
+        assert res.attrs[var] == float(res[var])
+        alone = ds.edm.rqa(name, E=2, eps=float(res[var]), backend="cpu")
         assert abs(float(alone.RR) - 0.2) < 0.01
 
 
@@ -254,6 +257,244 @@ def test_recurrence_plot():
     assert int(R.time[0]) == 104  # labelled by the most recent value of each state
     with pytest.raises(ValueError, match="use xedm.rqa"):
         x.edm.recurrence_plot(E=1, eps=0.3, max_states=50)
+
+
+# ----------------------------------------------------------------------------- joint thresholds
+def _joint_pair(n=160, scale=4.0):
+    """x and a y of another scale (so one eps would not suit both), as DataArrays."""
+    x = xr.DataArray(logistic(n), dims="time")
+    y = xr.DataArray(scale * logistic(n, x0=0.123), dims="time")
+    return x, y
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("theiler", [0, 1, 5])
+def test_joint_separate_thresholds_histograms_match_dense(norm, theiler):
+    rng = np.random.default_rng(11 + theiler + 10 * NORMS.index(norm))
+    for _ in range(4):
+        n = int(rng.integers(8, 60))
+        E, tau = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        # 0.1 grids: distances tie exactly with both thresholds (strict < in each channel)
+        x, z = np.round(rng.normal(size=n), 1), np.round(3 * rng.normal(size=n), 1)
+        ex, ez = float(rng.choice([0.5, 1.0, 1.3])), float(rng.choice([1.5, 3.0, 4.2]))
+        prob = RecurrenceProblem.single(x, z, E=E, tau=tau, theiler=theiler, joint=True)
+        R = nr.naive_recurrence_matrix(x, E=E, tau=tau, eps=ex, norm=norm, joint=z,
+                                       joint_eps=ez)
+        hd, hv, hw = nr.naive_line_histograms(R, theiler, True)
+        for tile in (1, 5, 128):
+            h = line_histograms(prob, [[ex, ez]], norm, "cpu", tile)
+            np.testing.assert_array_equal(h["diagonal"][0, 0][:hv.size], hd)
+            np.testing.assert_array_equal(h["vertical"][0, 0], hv)
+            np.testing.assert_array_equal(h["white"][0, 0], hw)
+
+
+def _assert_measures(res, R, theiler=1):
+    ref = nr.naive_measures(R, theiler)
+    for name in MEASURES:
+        np.testing.assert_allclose(float(res[name]), ref[name], rtol=1e-12, atol=0,
+                                   equal_nan=True, err_msg=name)
+    hd, hv, hw = nr.naive_line_histograms(R, theiler)
+    np.testing.assert_array_equal(res.vertical_lines.values, hv[1:])
+    np.testing.assert_array_equal(res.diagonal_lines.values, hd[1:])
+    np.testing.assert_array_equal(res.white_vertical_lines.values, hw[1:])
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_joint_eps_matches_dense(norm):
+    x, y = _joint_pair()
+    res = x.edm.rqa(joint=y, E=3, tau=2, eps=0.2, joint_eps=0.9, norm=norm, backend="cpu")
+    R = nr.naive_recurrence_matrix(x.values, E=3, tau=2, eps=0.2, norm=norm, joint=y.values,
+                                   joint_eps=0.9)
+    _assert_measures(res, R)
+    assert res.attrs["eps"] == 0.2 and res.attrs["joint_eps"] == 0.9
+    assert res.attrs["joint_threshold"] == "joint_eps" and res.attrs["kind"] == "joint"
+    # the AND is symmetric: swapping the series and their thresholds changes nothing
+    swapped = y.edm.rqa(joint=x, E=3, tau=2, eps=0.9, joint_eps=0.2, norm=norm, backend="cpu")
+    for name in MEASURES:
+        np.testing.assert_array_equal(float(swapped[name]), float(res[name]))
+
+
+def test_joint_eps_lists_are_an_outer_product():
+    x, y = _joint_pair()
+    eps, jeps = [0.1, 0.25], [0.5, 0.9, 2.0]
+    res = x.edm.rqa(joint=y, E=2, eps=eps, joint_eps=jeps, theiler=3, backend="cpu")
+    assert res.RR.dims == ("eps", "joint_eps")
+    assert res.diagonal_lines.dims == ("eps", "joint_eps", "line_length")
+    np.testing.assert_array_equal(res.joint_eps, jeps)
+    for e in eps:
+        for j in jeps:
+            R = nr.naive_recurrence_matrix(x.values, E=2, eps=e, joint=y.values, joint_eps=j)
+            _assert_measures(res.sel(eps=e, joint_eps=j), R, theiler=3)
+    one = x.edm.rqa(joint=y, E=2, eps=0.25, joint_eps=jeps, theiler=3, backend="cpu")
+    assert one.RR.dims == ("joint_eps",) and one.attrs["eps"] == 0.25
+    xr.testing.assert_equal(one.RR, res.RR.sel(eps=0.25, drop=True))
+
+
+def test_joint_recurrence_rate_matches_dense():
+    x, y = _joint_pair()
+    E, tau = 2, 3
+    res = x.edm.rqa(joint=y, E=E, tau=tau, eps=0.2, joint_recurrence_rate=0.1, backend="cpu")
+    ey = nr.naive_eps_for_recurrence_rate(y.values, 0.1, E=E, tau=tau)
+    assert float(res.joint_eps) == ey and res.attrs["joint_eps"] == ey
+    assert res.attrs["eps"] == 0.2 and "eps" not in res.data_vars
+    assert res.attrs["joint_recurrence_rate"] == 0.1
+    R = nr.naive_recurrence_matrix(x.values, E=E, tau=tau, eps=0.2, joint=y.values,
+                                   joint_eps=ey)
+    _assert_measures(res, R)
+    # each series its own rate: eps of x from recurrence_rate, of y from joint_recurrence_rate
+    res = x.edm.rqa(joint=y, E=E, tau=tau, recurrence_rate=[0.05, 0.2],
+                    joint_recurrence_rate=[0.1, 0.3], backend="cpu")
+    assert res.eps.dims == ("recurrence_rate",)
+    assert res.joint_eps.dims == ("joint_recurrence_rate",)
+    for rx in (0.05, 0.2):
+        ex = nr.naive_eps_for_recurrence_rate(x.values, rx, E=E, tau=tau)
+        assert float(res.eps.sel(recurrence_rate=rx)) == ex
+        for ry in (0.1, 0.3):
+            ey = nr.naive_eps_for_recurrence_rate(y.values, ry, E=E, tau=tau)
+            assert float(res.joint_eps.sel(joint_recurrence_rate=ry)) == ey
+            R = nr.naive_recurrence_matrix(x.values, E=E, tau=tau, eps=ex, joint=y.values,
+                                           joint_eps=ey)
+            _assert_measures(res.sel(recurrence_rate=rx, joint_recurrence_rate=ry), R)
+    # a rate for x, a fixed threshold for y
+    res = x.edm.rqa(joint=y, E=E, tau=tau, recurrence_rate=0.1, joint_eps=1.1, backend="cpu")
+    ex = nr.naive_eps_for_recurrence_rate(x.values, 0.1, E=E, tau=tau)
+    assert float(res.eps) == ex and res.attrs["joint_eps"] == 1.1 and "joint_eps" not in res
+    _assert_measures(res, nr.naive_recurrence_matrix(x.values, E=E, tau=tau, eps=ex,
+                                                     joint=y.values, joint_eps=1.1))
+
+
+def test_joint_default_follows_the_data():
+    x, y = _joint_pair()
+    # eps: the same eps for both (the behaviour before joint_eps existed)
+    res = x.edm.rqa(joint=y, E=2, eps=0.4, backend="cpu")
+    same = x.edm.rqa(joint=y, E=2, eps=0.4, joint_eps=0.4, backend="cpu")
+    for name in MEASURES:
+        assert float(res[name]) == float(same[name]) or np.isnan(float(res[name]))
+    assert res.attrs["joint_eps"] == 0.4 and res.attrs["joint_threshold"] == "eps"
+    _assert_measures(res, nr.naive_recurrence_matrix(x.values, E=2, eps=0.4, joint=y.values))
+    sweep = x.edm.rqa(joint=y, E=2, eps=[0.2, 0.4], backend="cpu")
+    np.testing.assert_array_equal(sweep.joint_eps, [0.2, 0.4])  # a coord along eps
+    assert sweep.joint_eps.dims == ("eps",)
+    # recurrence_rate: each series its own eps for the same rate
+    res = x.edm.rqa(joint=y, E=2, recurrence_rate=[0.1, 0.2], backend="cpu")
+    own = x.edm.rqa(joint=y, E=2, recurrence_rate=[0.1, 0.2], joint_recurrence_rate=[0.1, 0.2],
+                    backend="cpu")
+    for k in range(2):
+        assert float(res.joint_eps[k]) == float(own.joint_eps[k])
+        assert float(res.RR[k]) == float(own.RR[k, k])
+
+
+def test_joint_windowed_own_thresholds():
+    x, y = _joint_pair(300)
+    res = x.edm.rqa(joint=y, E=2, eps=0.2, joint_recurrence_rate=0.1, window=100, step=50,
+                    backend="cpu")
+    assert res.joint_eps.dims == ("time",) and res.attrs["eps"] == 0.2
+    for w, s in enumerate(range(0, 201, 50)):
+        xs, ys = x.values[s:s + 100], y.values[s:s + 100]
+        ey = nr.naive_eps_for_recurrence_rate(ys, 0.1, E=2)
+        assert float(res.joint_eps[w]) == ey
+        R = nr.naive_recurrence_matrix(xs, E=2, eps=0.2, joint=ys, joint_eps=ey)
+        np.testing.assert_allclose(float(res.DET[w]), nr.naive_measures(R)["DET"], rtol=1e-12)
+
+
+def test_joint_dataset_and_recurrence_plot():
+    ds = xedm.datasets.coupled_logistic(120)
+    ds["y"] = 5 * ds.y
+    res = ds.edm.rqa("x", joint="y", E=2, eps=0.2, joint_eps=1.0, backend="cpu")
+    R = nr.naive_recurrence_matrix(ds.x.values, E=2, eps=0.2, joint=ds.y.values, joint_eps=1.0)
+    _assert_measures(res, R)
+    plot = ds.edm.recurrence_plot("x", joint="y", E=2, eps=0.2, joint_eps=1.0)
+    np.testing.assert_array_equal(plot.values, R)
+    assert plot.attrs["eps"] == 0.2 and plot.attrs["joint_eps"] == 1.0
+    plot = ds.edm.recurrence_plot("x", joint="y", E=2, eps=0.2, joint_recurrence_rate=0.1)
+    ey = nr.naive_eps_for_recurrence_rate(ds.y.values, 0.1, E=2)
+    assert plot.attrs["joint_eps"] == ey and plot.attrs["joint_recurrence_rate"] == 0.1
+    np.testing.assert_array_equal(plot.values, nr.naive_recurrence_matrix(
+        ds.x.values, E=2, eps=0.2, joint=ds.y.values, joint_eps=ey))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"joint_eps": 0.5, "joint_recurrence_rate": 0.1}, ValueError,
+         "joint_eps= and joint_recurrence_rate="),
+        ({"joint_eps": 0.0}, ValueError, "joint_eps="),
+        ({"joint_eps": np.nan}, ValueError, "joint_eps="),
+        ({"joint_eps": [0.5, 0.5]}, ValueError, "joint_eps=.*repeats"),
+        ({"joint_eps": "big"}, TypeError, "joint_eps="),
+        ({"joint_recurrence_rate": 1.0}, ValueError, "joint_recurrence_rate="),
+        ({"joint_recurrence_rate": [0.1, 0.1]}, ValueError, "joint_recurrence_rate=.*repeats"),
+    ],
+)
+def test_joint_threshold_errors(kwargs, error, match):
+    x, y = _joint_pair(60)
+    with pytest.raises(error, match=match):
+        x.edm.rqa(joint=y, E=2, eps=0.2, backend="cpu", **kwargs)
+    if error is ValueError and "exclude" not in match:
+        with pytest.raises(error, match=match):
+            x.edm.recurrence_plot(joint=y, E=2, eps=0.2, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["joint_eps", "joint_recurrence_rate"])
+def test_joint_thresholds_need_joint(name):
+    x, y = _joint_pair(60)
+    with pytest.raises(ValueError, match=f"{name}= .*needs joint="):
+        x.edm.rqa(E=2, eps=0.2, backend="cpu", **{name: 0.1})
+    with pytest.raises(ValueError, match=f"{name}= .*needs joint="):
+        x.edm.rqa(other=y, E=2, eps=0.2, backend="cpu", **{name: 0.1})
+    with pytest.raises(ValueError, match=f"{name}= .*needs joint="):
+        x.edm.recurrence_plot(E=2, eps=0.2, **{name: 0.1})
+
+
+def _gap_eps(x, q, E, tau, norm):
+    """A threshold near the q-quantile of the distances, in the middle of the widest gap
+    between neighbouring distances there: float32 rounding (pyunicorn) cannot move a point
+    across it."""
+    a = nr.naive_embed(x, E, tau)
+    d = np.unique(nr.naive_distance_matrix(a, a, norm))
+    k = int(q * d.size)
+    lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
+    g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
+    return float(0.5 * (d[g - 1] + d[g]))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyunicorn") is None,
+                    reason="pyunicorn not installed")
+@pytest.mark.parametrize("norm, metric", [("euclidean", "euclidean"), ("maximum", "supremum"),
+                                          ("manhattan", "manhattan")])
+def test_pyunicorn_joint_parity(norm, metric):
+    from pyunicorn.timeseries import JointRecurrencePlot
+
+    # float32-exact values: pyunicorn stores the series as float32
+    x = logistic(300).astype(np.float32).astype(np.float64)
+    y = (3 * logistic(300, x0=0.123)).astype(np.float32).astype(np.float64)
+    E, tau = 3, 2
+    ex, ey = _gap_eps(x, 0.1, E, tau, norm), _gap_eps(y, 0.05, E, tau, norm)
+    try:
+        jrp = JointRecurrencePlot(x, y, metric=(metric, metric), threshold=(ex, ey),
+                                  dim=(E, E), tau=(tau, tau), silence_level=3)
+    except TypeError as err:  # an older API (threshold_y=)
+        pytest.skip(f"pyunicorn's JointRecurrencePlot API differs: {err}")
+    ours = xr.DataArray(x, dims="time").edm.rqa(
+        joint=xr.DataArray(y, dims="time"), E=E, tau=tau, eps=ex, joint_eps=ey, norm=norm,
+        backend="cpu")
+    JR = np.asarray(jrp.recurrence_matrix(), bool)
+    plot = xr.DataArray(x, dims="time").edm.recurrence_plot(
+        joint=xr.DataArray(y, dims="time"), E=E, tau=tau, eps=ex, joint_eps=ey, norm=norm)
+    np.testing.assert_array_equal(plot.values, JR)
+    # pyunicorn's histograms are indexed by length - 1; theiler=1 leaves out the identity
+    for mine, theirs in (("diagonal_lines", jrp.diagline_dist()),
+                         ("vertical_lines", jrp.vertline_dist()),
+                         ("white_vertical_lines", jrp.white_vertline_dist())):
+        a = ours[mine].values
+        b = np.asarray(theirs, np.uint64)
+        n = max(a.size, b.size)
+        np.testing.assert_array_equal(np.pad(a, (0, n - a.size)), np.pad(b, (0, n - b.size)),
+                                      err_msg=mine)
+    assert float(ours.RR) == pytest.approx(jrp.recurrence_rate(), rel=1e-12)
+    assert float(ours.DET) == pytest.approx(jrp.determinism(l_min=2), rel=1e-9)
+    assert float(ours.L) == pytest.approx(jrp.average_diaglength(l_min=2), rel=1e-9)
+    assert float(ours.L_max) == jrp.max_diaglength()
 
 
 # ----------------------------------------------------------------------------- input checks
@@ -272,12 +513,147 @@ def test_recurrence_plot():
         ({"eps": 0.1, "l_min": 0}, "l_min="),
         ({"eps": 0.1, "window": 5000}, "window="),
         ({"eps": 0.1, "step": 3}, "step="),
+        ({"eps": np.nan}, "eps="),
+        ({"eps": np.inf}, "eps="),
+        ({"eps": [0.1, np.nan]}, "eps="),
+        ({"eps": []}, "eps="),
+        ({"eps": [[0.1, 0.2]]}, "eps="),
+        ({"recurrence_rate": 0.0}, "recurrence_rate="),
+        ({"recurrence_rate": 1.0}, "recurrence_rate=.*eps larger than the largest distance"),
+        ({"recurrence_rate": np.nan}, "recurrence_rate="),
+        ({"eps": 0.1, "theiler": 50}, "theiler=50 leaves no diagonal.*theiler < 50"),
+        ({"eps": 0.1, "E": 3, "tau": 2, "theiler": 500}, "theiler=500.*theiler < 46"),
+        ({"eps": 0.1, "theiler": 10, "window": 10}, "theiler=10.*window=10.*theiler < 10"),
+        ({"recurrence_rate": 0.1, "eps_method": "fast"}, "eps_method="),
+        ({"eps": 0.1, "E": 2.0}, "E="),
+        ({"eps": 0.1, "tile": 0}, "tile="),
     ],
 )
 def test_bad_inputs(kwargs, match):
     x = xr.DataArray(logistic(50), dims="time")
     with pytest.raises(ValueError, match=match):
         x.edm.rqa(backend="cpu", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"eps": "0.1"}, {"eps": True}, {"eps": [0.1, None]}, {"recurrence_rate": "5%"},
+     {"recurrence_rate": [True]}],
+)
+def test_non_numeric_thresholds_are_type_errors(kwargs):
+    x = xr.DataArray(logistic(50), dims="time")
+    name = next(iter(kwargs))
+    with pytest.raises(TypeError, match=f"{name}="):
+        x.edm.rqa(backend="cpu", **kwargs)
+
+
+@pytest.mark.parametrize("name, values", [("eps", [0.1, 0.2, 0.1]),
+                                          ("recurrence_rate", [0.05, 0.05])])
+def test_repeated_sweep_values_are_refused(name, values):
+    """A repeated value would give duplicate labels on the eps / recurrence_rate dim."""
+    x = xr.DataArray(logistic(50), dims="time")
+    with pytest.raises(ValueError, match=f"{name}=.*repeats"):
+        x.edm.rqa(backend="cpu", **{name: values})
+    # np.float64 and int spellings of the same number are the same value
+    if name == "eps":
+        with pytest.raises(ValueError, match="repeats"):
+            x.edm.rqa(eps=[1, np.float64(1.0)], backend="cpu")
+
+
+def test_repeated_variable_names_are_refused():
+    ds = xedm.datasets.coupled_logistic(80)
+    ds["z"] = ds.x * 2
+    with pytest.raises(ValueError, match=r"columns=.*\['x'\] more than once"):
+        ds.edm.rqa(["x", "x"], E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match=r"joint=.*\['y'\] more than once"):
+        ds.edm.rqa(["x", "z"], joint=["y", "y"], E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match=r"other=.*\['y'\] more than once"):
+        ds.edm.rqa(["x", "z"], other=["y", "y"], E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="more than once"):
+        ds.edm.recurrence_plot(["x", "x"], E=2, eps=0.1)
+
+
+def test_recurrence_plot_takes_one_threshold():
+    x = xr.DataArray(logistic(60), dims="time")
+    with pytest.raises(ValueError, match="eps=.*one number"):
+        x.edm.recurrence_plot(E=2, eps=[0.1, 0.2])
+    with pytest.raises(ValueError, match="recurrence_rate=.*one number"):
+        x.edm.recurrence_plot(E=2, recurrence_rate=[0.1, 0.2])
+    with pytest.raises(ValueError, match="recurrence_rate="):
+        x.edm.recurrence_plot(E=2, recurrence_rate=1.0)
+    with pytest.raises(ValueError, match="eps="):
+        x.edm.recurrence_plot(E=2, eps=0.0)
+    with pytest.raises(ValueError, match="eps_method="):
+        x.edm.recurrence_plot(E=2, recurrence_rate=0.1, eps_method="fast")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int16, np.int64, np.uint8])
+def test_other_real_dtypes_are_computed_in_float64(dtype):
+    raw = np.round(logistic(120) * 100)
+    x = xr.DataArray(raw.astype(dtype), dims="time")
+    res = x.edm.rqa(E=2, eps=4.0, backend="cpu")
+    R = nr.naive_recurrence_matrix(x.values.astype(np.float64), E=2, eps=4.0)
+    _assert_measures(res, R)
+    assert x.dtype == dtype  # the input keeps its dtype
+
+
+@pytest.mark.parametrize("dtype", [bool, complex, "datetime64[ns]", object])
+def test_non_real_dtypes_are_type_errors(dtype):
+    vals = np.arange(40) % 3
+    x = xr.DataArray(vals.astype(dtype), dims="time")
+    with pytest.raises(TypeError, match=r"astype\(float\)"):
+        x.edm.rqa(E=2, eps=0.5, backend="cpu")
+    y = xr.DataArray(logistic(40), dims="time")
+    with pytest.raises(TypeError, match=r"astype\(float\)"):
+        y.edm.rqa(joint=x, E=2, eps=0.5, backend="cpu")
+
+
+def test_all_nan_and_short_series_are_errors():
+    x = xr.DataArray(logistic(50), dims="time")
+    nan = xr.DataArray(np.full(50, np.nan), dims="time")
+    with pytest.raises(ValueError, match="data contains NaN"):
+        nan.edm.rqa(E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="joint contains NaN"):
+        x.edm.rqa(joint=nan, E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="other contains NaN"):
+        x.edm.rqa(other=nan, E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="data contains NaN"):
+        nan.edm.recurrence_plot(E=2, eps=0.1)
+    for n, E, tau in ((0, 1, 1), (1, 1, 1), (3, 3, 1), (10, 4, 3)):
+        with pytest.raises(ValueError, match="too short.*E=.*tau="):
+            xr.DataArray(logistic(10)[:n], dims="time").edm.rqa(E=E, tau=tau, eps=0.1,
+                                                                backend="cpu")
+    with pytest.raises(ValueError, match="too short: the cross series of 3 points"):
+        x.edm.rqa(other=xr.DataArray(logistic(3), dims="time"), E=3, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="too short"):
+        xr.DataArray(logistic(3), dims="time").edm.recurrence_plot(E=3, eps=0.1)
+
+
+def test_joint_series_must_share_time_labels():
+    x = xr.DataArray(logistic(50), dims="time", coords={"time": np.arange(50)})
+    y = xr.DataArray(logistic(50, x0=0.2), dims="time", coords={"time": np.arange(50) + 10})
+    with pytest.raises(ValueError, match="different 'time' labels.*align"):
+        x.edm.rqa(joint=y, E=2, eps=0.1, backend="cpu")
+    with pytest.raises(ValueError, match="same length"):
+        x.edm.rqa(joint=y[:40], E=2, eps=0.1, backend="cpu")
+    # no coordinate on one side: paired by position
+    res = x.edm.rqa(joint=y.drop_vars("time"), E=2, eps=0.1, backend="cpu")
+    assert res.attrs["kind"] == "joint"
+
+
+def test_dask_backed_input():
+    pytest.importorskip("dask")
+    x, y = _joint_pair(150)
+    xd, yd = x.chunk({"time": 40}), y.chunk({"time": 25})
+    for kw in ({"eps": [0.1, 0.3]}, {"recurrence_rate": 0.1, "joint": yd, "joint_eps": 1.0},
+               {"eps": 0.2, "other": yd}):
+        lazy = xd.edm.rqa(E=2, backend="cpu", **kw)
+        kw = {k: (y if v is yd else v) for k, v in kw.items()}
+        xr.testing.assert_identical(lazy, x.edm.rqa(E=2, backend="cpu", **kw))
+    plot = xd.edm.recurrence_plot(E=2, eps=0.2, joint=yd, joint_eps=1.0)
+    np.testing.assert_array_equal(plot.values, nr.naive_recurrence_matrix(
+        x.values, E=2, eps=0.2, joint=y.values, joint_eps=1.0))
+    assert xd.chunks is not None and yd.chunks is not None  # still lazy, never loaded in place
 
 
 def test_nan_input_is_an_error_and_inputs_are_untouched():
@@ -287,10 +663,16 @@ def test_nan_input_is_an_error_and_inputs_are_untouched():
     with pytest.raises(ValueError, match="NaN"):
         x.edm.rqa(E=2, eps=0.1, backend="cpu")
     clean = xr.DataArray(logistic(60), dims="time")
-    before = clean.copy(deep=True)
+    partner = xr.DataArray(logistic(60, x0=0.2), dims="time")
+    before, partner_before = clean.copy(deep=True), partner.copy(deep=True)
     clean.edm.rqa(E=2, recurrence_rate=0.1, backend="cpu")
     clean.edm.recurrence_plot(E=2, eps=0.1)
+    clean.edm.rqa(E=2, recurrence_rate=[0.1, 0.2], joint=partner, joint_eps=[0.3, 0.5],
+                  window=30, step=10, backend="cpu")
+    clean.edm.rqa(E=2, eps=0.1, other=partner, backend="cpu")
+    clean.edm.recurrence_plot(E=2, eps=0.1, joint=partner, joint_recurrence_rate=0.2)
     xr.testing.assert_identical(clean, before)
+    xr.testing.assert_identical(partner, partner_before)
 
 
 # ----------------------------------------------------------------------------- parity

@@ -45,6 +45,10 @@ def test_gpu_equals_cpu_small(norm, kind):
             y = np.round(rng.normal(size=n), 1)
             prob = RecurrenceProblem.single(x, y, E=E, tau=tau, theiler=theiler, joint=True)
         eps = [1.0, 0.5, 1.7]
+        if kind == "joint" and trial % 2:
+            y = 3 * y  # each series its own threshold (joint_eps): (K, channel) pairs
+            prob = RecurrenceProblem.single(x, y, E=E, tau=tau, theiler=theiler, joint=True)
+            eps = [[1.0, 3.0], [0.5, 4.1], [1.7, 1.7]]
         cpu = line_histograms(prob, eps, norm, "cpu")
         for tile in (None, 1, 7, 64):
             _same(cpu, _gpu(prob, eps, norm, tile))
@@ -72,3 +76,17 @@ def test_gpu_backend_through_xarray():
     w_gpu = data.edm.rqa(E=2, eps=0.8, window=100, step=50, backend="gpu")
     w_cpu = data.edm.rqa(E=2, eps=0.8, window=100, step=50, backend="cpu")
     xr.testing.assert_equal(w_gpu, w_cpu)
+
+
+def test_gpu_joint_own_thresholds_through_xarray():
+    rng = np.random.default_rng(2)
+    x = xr.DataArray(np.round(rng.normal(size=(2, 300)), 1), dims=("unit", "time"))
+    y = xr.DataArray(np.round(3 * rng.normal(size=(2, 300)), 1), dims=("unit", "time"))
+    for kw in ({"eps": [0.5, 1.0], "joint_eps": [1.5, 3.0, 4.2]},
+               {"recurrence_rate": 0.1, "joint_recurrence_rate": [0.05, 0.2]},
+               {"eps": 0.8, "joint_recurrence_rate": 0.1, "window": 100, "step": 50}):
+        a = x.edm.rqa(joint=y, E=2, backend="gpu", **kw)
+        b = x.edm.rqa(joint=y, E=2, backend="cpu", **kw)
+        assert a.attrs.pop("backend") == "gpu"
+        b.attrs.pop("backend")
+        xr.testing.assert_identical(a, b)

@@ -7,9 +7,12 @@ Three kinds of recurrence, chosen by the arguments:
   identity and no Theiler window; as in pyrqa, vertical lines run along y: a vertical line
   is a run of consecutive states of y all close to one state of x (``recurrence_plot``
   shows ``R[x_i, y_j]`` over ``(time, time_)``, so these are runs along ``time_``);
-* **joint** (``rqa(x, joint=y)``): ``R = R^x AND R^y``, x and y of the same length, each with
-  its own distance and the same ``eps`` (or, with ``recurrence_rate``, each its own eps
-  reaching that rate alone, as pyunicorn does); symmetric, Theiler window applies.
+* **joint** (``rqa(x, joint=y)``): ``R = R^x AND R^y``, x and y of the same length (and the
+  same time labels), each with its own distance and its own threshold: ``eps`` or
+  ``recurrence_rate`` for x, ``joint_eps`` or ``joint_recurrence_rate`` for y (pyunicorn's
+  ``JointRecurrencePlot(threshold=(eps_x, eps_y))``).  Without either, y follows x: the same
+  ``eps``, or, with ``recurrence_rate``, its own eps reaching that rate alone (as pyunicorn
+  does); symmetric, Theiler window applies.
 
 On a Dataset, ``columns`` (the first positional argument) names the variable(s) and
 ``other``/``joint`` name variables too: ``ds.edm.rqa("x", other="y")``.  Several names in
@@ -52,6 +55,10 @@ def _names(arg, name):
     names = [arg] if isinstance(arg, str) else list(arg)
     if not names or not all(isinstance(n, str) for n in names):
         raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{name}={arg!r} names {repeated} more than once; name each variable "
+                         "once")
     return names
 
 
@@ -71,7 +78,7 @@ def _stack(data, names, dim, what):
     if names is None:
         raise ValueError(f"{what}: name the variable(s), e.g. ds.edm.rqa('x'); the Dataset has "
                          f"{sorted(map(str, data.data_vars))}")
-    names = _names(names, what)
+    names = _names(names, "columns" if what == "data" else what)
     for n in names:
         if n not in data.data_vars:
             raise ValueError(f"{what}: unknown variable {n!r}; the Dataset has "
@@ -101,11 +108,90 @@ def _check_int(value, name, lo):
     return int(value)
 
 
+class _Thresholds:
+    """One channel's threshold request: a parameter (``eps``, ``recurrence_rate``,
+    ``joint_eps`` or ``joint_recurrence_rate``), its values and whether it is a list (then it
+    gives a dim of that name)."""
+
+    def __init__(self, name, value):
+        self.name = name
+        self.is_rate = name.endswith("recurrence_rate")
+        self.values, self.is_list = _sweep(value, name)
+        v = self.values
+        if self.is_rate:
+            if not np.all((v > 0) & (v < 1)):
+                raise ValueError(f"{name}={value!r} is invalid; a recurrence rate must lie in "
+                                 "(0, 1) (for a matrix where every pair recurs, give an eps "
+                                 "larger than the largest distance instead)")
+        elif not np.all(np.isfinite(v) & (v > 0)):
+            raise ValueError(f"{name}={value!r} is invalid; every eps must be finite and > 0")
+        if np.unique(v).size != v.size:
+            repeated = sorted({float(a) for a in v if np.count_nonzero(v == a) > 1})
+            raise ValueError(f"{name}={value!r} repeats {repeated}; each value labels one "
+                             f"point of the {name!r} dim: give each value once")
+
+    @property
+    def size(self):
+        return self.values.size
+
+
 def _sweep(value, name):
+    kind = np.asarray(value).dtype.kind if not isinstance(value, (str, bytes)) else "U"
+    if kind not in "iuf":
+        raise TypeError(f"{name}={value!r} is invalid; give a number or a list of numbers")
     arr = np.asarray(value, np.float64)
     if arr.ndim > 1 or arr.size == 0:
         raise ValueError(f"{name}={value!r} is invalid; give a number or a list of numbers")
     return arr.reshape(-1), arr.ndim == 1
+
+
+def _threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind):
+    """(thresholds of the data, thresholds of the joint series or None: it follows the data)."""
+    if (eps is None) == (recurrence_rate is None):
+        raise ValueError("give exactly one of eps= and recurrence_rate= (got "
+                         f"eps={eps!r}, recurrence_rate={recurrence_rate!r})")
+    xs = (_Thresholds("eps", eps) if eps is not None
+          else _Thresholds("recurrence_rate", recurrence_rate))
+    if joint_eps is not None and joint_recurrence_rate is not None:
+        raise ValueError("joint_eps= and joint_recurrence_rate= exclude each other: give the "
+                         "joint series either a threshold or a recurrence rate (or neither: it "
+                         "then follows eps= / recurrence_rate=)")
+    if kind != "joint":
+        for name, v in (("joint_eps", joint_eps), ("joint_recurrence_rate",
+                                                    joint_recurrence_rate)):
+            if v is not None:
+                raise ValueError(f"{name}= is the threshold of the joint= series; it needs "
+                                 "joint=... (joint recurrence)")
+        return xs, None
+    if joint_eps is not None:
+        return xs, _Thresholds("joint_eps", joint_eps)
+    if joint_recurrence_rate is not None:
+        return xs, _Thresholds("joint_recurrence_rate", joint_recurrence_rate)
+    return xs, None
+
+
+def _eps_matrix(prob, xs, ys, norm, eps_method):
+    """eps ``(nmat, K, nch)`` for every matrix of ``prob``: ``K = Kx`` when the joint series
+    follows the data (``ys is None``), else ``Kx * Ky`` (x-major, the outer product)."""
+    nmat = prob.matrices.shape[0]
+    rates = [t.values for t in (xs, ys) if t is not None and t.is_rate]
+    r, method = (None, None)
+    if rates:
+        r, method = eps_for_recurrence_rate(prob, np.concatenate(rates), norm, eps_method)
+    Kx = xs.size
+    ex = r[:, :Kx, 0] if xs.is_rate else np.broadcast_to(xs.values, (nmat, Kx))
+    if prob.nch == 1:
+        return np.ascontiguousarray(ex[..., None]), method
+    if ys is None:
+        ey = r[:, :Kx, 1] if xs.is_rate else ex
+        return np.stack([ex, ey], axis=-1), method
+    Ky = ys.size
+    off = Kx if xs.is_rate else 0
+    ey = r[:, off:off + Ky, 1] if ys.is_rate else np.broadcast_to(ys.values, (nmat, Ky))
+    e = np.empty((nmat, Kx, Ky, 2))
+    e[..., 0] = ex[:, :, None]
+    e[..., 1] = ey[:, None, :]
+    return e.reshape(nmat, Kx * Ky, 2), method
 
 
 def _finite(values: np.ndarray, what: str):
@@ -135,6 +221,11 @@ def _prepare(data, columns, other, joint, E, tau, dim, norm):
         if kind == "joint" and Y.sizes[dim] != X.sizes[dim]:
             raise ValueError(f"joint= needs a series of the same length along {dim!r}: "
                              f"{X.sizes[dim]} and {Y.sizes[dim]}")
+        if (kind == "joint" and dim in X.indexes and dim in Y.indexes
+                and not X.indexes[dim].equals(Y.indexes[dim])):
+            raise ValueError(f"joint=: the two series have different {dim!r} labels, and joint "
+                             "recurrence pairs them time by time; align them first (e.g. "
+                             "xr.align(x, y, join='inner')) or drop one coordinate")
         # broadcast the other dims only (time and the variable axis stay each one's own)
         tx = X.isel({dim: 0, _VAR: 0}, drop=True)
         ty = Y.isel({ydim: 0, _VAR: 0}, drop=True)
@@ -153,7 +244,7 @@ def _arrays(X, Y, kind, dim):
     ya = None
     if Y is not None:
         ya = np.asarray(Y.values, np.float64)
-        _finite(ya, kind)
+        _finite(ya, "other" if kind == "cross" else "joint")
         ya = ya.reshape(-1, nvar, ya.shape[-1])
         if kind == "joint":
             xa = np.concatenate([xa, ya], axis=1)
@@ -197,6 +288,8 @@ def rqa(
     w_min: int = 2,
     other=None,
     joint=None,
+    joint_eps=None,
+    joint_recurrence_rate=None,
     window: int | None = None,
     step: int | None = None,
     dim: str | None = None,
@@ -231,6 +324,13 @@ def rqa(
         Shortest diagonal, vertical, white vertical line.
     other, joint : str, list of str or DataArray, optional
         Cross recurrence with ``other`` or joint recurrence with ``joint`` (module docstring).
+    joint_eps, joint_recurrence_rate : float or list of float, optional
+        Joint recurrence only: the threshold of the ``joint`` series, as ``eps`` /
+        ``recurrence_rate`` are that of ``data`` (give at most one; ``joint_recurrence_rate``
+        picks the eps giving ``joint`` that rate alone).  Without either, ``joint`` follows
+        ``data``: the same ``eps``, or its own eps for the same ``recurrence_rate``.  A list
+        gives a ``joint_eps`` (``joint_recurrence_rate``) dim, every combination with the
+        data's thresholds counted in the same pass.
     window, step : int, optional
         Windowed RQA: every ``step`` time steps (default ``window // 10``, at least 1), the
         measures of the ``window`` points ending there, as time series on ``dim`` labelled
@@ -253,7 +353,9 @@ def rqa(
         ``RR, DET, L, L_max, DIV, ENTR, LAM, TT, V_max, V_ENTR, W, W_max, W_ENTR`` (float64,
         NaN over an empty histogram); with ``histograms``, ``diagonal_lines``,
         ``vertical_lines`` and ``white_vertical_lines`` (uint64) over ``line_length``;
-        ``eps`` when a recurrence rate was asked; parameters in ``attrs``.
+        ``eps`` (``joint_eps``) when a recurrence rate set the threshold of ``data``
+        (``joint``); parameters in ``attrs``, with ``eps`` and ``joint_eps`` when each is one
+        number.
 
     Examples
     --------
@@ -266,6 +368,17 @@ def rqa(
     >>> res = x.edm.rqa(E=2, tau=3, eps=[0.05, 0.1, 0.2], backend="cpu")
     >>> res.RR.dims
     ('eps',)
+
+    Joint recurrence with a threshold for each series (y has ten times x's amplitude):
+
+    >>> y = xr.DataArray(10 * np.cos(np.arange(500) * 0.3), dims="time")
+    >>> res = x.edm.rqa(joint=y, E=2, tau=3, eps=0.1, joint_eps=1.0, backend="cpu")
+    >>> res.attrs["eps"], res.attrs["joint_eps"]
+    (0.1, 1.0)
+    >>> res = x.edm.rqa(joint=y, E=2, tau=3, eps=0.1, joint_recurrence_rate=0.05,
+    ...                 backend="cpu")
+    >>> round(float(res.joint_eps), 2)  # the eps giving y a recurrence rate of 5 %
+    1.44
     """
     from ..kernels import resolve_backend
     from ..options import get_option
@@ -274,20 +387,8 @@ def rqa(
     theiler = _check_int(theiler, "theiler", 0)
     for name, v in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
         _check_int(v, name, 1)
-    if (eps is None) == (recurrence_rate is None):
-        raise ValueError("give exactly one of eps= and recurrence_rate= (got "
-                         f"eps={eps!r}, recurrence_rate={recurrence_rate!r})")
-    if eps is not None:
-        sweep, is_list = _sweep(eps, "eps")
-        if not np.all(np.isfinite(sweep) & (sweep > 0)):
-            raise ValueError(f"eps={eps!r} is invalid; every eps must be finite and > 0")
-        sweep_dim = "eps"
-    else:
-        sweep, is_list = _sweep(recurrence_rate, "recurrence_rate")
-        if not np.all((sweep > 0) & (sweep < 1)):
-            raise ValueError(f"recurrence_rate={recurrence_rate!r} is invalid; "
-                             "it must lie in (0, 1)")
-        sweep_dim = "recurrence_rate"
+    xs, ys = _threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind)
+    _check_eps_method(eps_method)
     if tile is not None:
         tile = _check_int(tile, "tile", 1)
     backend = resolve_backend(backend)
@@ -310,11 +411,16 @@ def rqa(
         step = _check_int(step if step is not None else max(window // 10, 1), "step", 1)
         starts = list(range(0, T - window + 1, step))
         width_x = width_y = window
+    n_states = width_x - (E - 1) * tau
+    if kind != "cross" and theiler >= n_states:
+        where = f"window={window}" if window is not None else "the series"
+        raise ValueError(f"theiler={theiler} leaves no diagonal line: {where} gives {n_states} "
+                         f"states and the Theiler window drops every pair with |i - j| < "
+                         f"theiler; use theiler < {n_states}")
     if histograms is None:
         histograms = window is None
     batch_dims, xa, ya = _arrays(X, Y, kind, dim)
     show = get_option("progress") if progress is None else progress
-    n_states = width_x - (E - 1) * tau
     if kind == "cross":
         # pyrqa's orientation: rows are the states of `other`, columns those of `data`,
         # so a vertical line is a run of consecutive `other` states near one `data` state
@@ -322,7 +428,7 @@ def rqa(
     na = width_x - (E - 1) * tau
     nwin = len(starts)
     nbatch = xa.shape[0]
-    K = sweep.size
+    K = xs.size * (ys.size if ys is not None else 1)
     nch = 2 if kind == "joint" else 1
     # group matrices so that the per-thread histograms stay small (about 1e6 counters)
     per_group = max(1, int(1e6 // (K * (na + 1))))
@@ -340,10 +446,7 @@ def rqa(
     for group in iterator:
         prob = _problem(xa, ya, kind, E, tau, theiler, [(b, starts[w]) for b, w in group],
                         width_x, width_y)
-        if eps is not None:
-            e = np.broadcast_to(sweep[None, :, None], (len(group), K, nch))
-        else:
-            e, used_method = eps_for_recurrence_rate(prob, sweep, norm, eps_method)
+        e, used_method = _eps_matrix(prob, xs, ys, norm, eps_method)
         h = line_histograms(prob, e, norm, backend, tile)
         n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
         m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, l_min, v_min, w_min)
@@ -355,11 +458,17 @@ def rqa(
                 for k in _HIST:
                     hists[k][b] = h[k][i][:, : na + 1]
     return _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, width_x,
-                     sweep, is_list, sweep_dim, kind, locals())
+                     xs, ys, kind, locals())
+
+
+def _check_eps_method(eps_method):
+    if eps_method not in ("auto", "exact", "sample"):
+        raise ValueError(f"eps_method={eps_method!r} is invalid; choose 'auto', 'exact' or "
+                         "'sample'")
 
 
 def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, width_x,
-              sweep, is_list, sweep_dim, kind, p):
+              xs, ys, kind, p):
     shape = [X.sizes[d] for d in batch_dims]
     coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
     dims = list(batch_dims)
@@ -367,43 +476,73 @@ def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, 
     if window is not None:
         dims.append(dim)
         coords[dim] = np.asarray(index)[[s + width_x - 1 for s in starts]]
-    sel_k = slice(None) if is_list else 0
-    if is_list:
-        dims.append(sweep_dim)
-        coords[sweep_dim] = sweep
+    # the threshold axis K is x-major over (data thresholds, joint thresholds when given)
+    specs = [xs] if ys is None else [xs, ys]
+    ksh = [t.size for t in specs]
+    sel_k = tuple(slice(None) if t.is_list else 0 for t in specs)
+    for t in specs:
+        if t.is_list:
+            dims.append(t.name)
+            coords[t.name] = t.values
+    if kind == "joint" and ys is None and not xs.is_rate and xs.is_list:
+        coords["joint_eps"] = (xs.name, xs.values)  # the joint series uses the same eps
+
+    def _take(arr, lead, trail=()):
+        """(nbatch, [nwin,] K, ...) -> batch dims + kept window / threshold dims + trail."""
+        a = arr.reshape(arr.shape[:lead] + tuple(ksh) + arr.shape[lead + 1:])
+        a = a[(slice(None),) + ((sel_win,) if lead == 2 else ()) + sel_k + tuple(trail)]
+        return a.reshape(shape + list(a.shape[1:]))
+
     out = {}
     for name, arr in meas.items():
-        vals = arr[:, sel_win, sel_k].reshape(shape + list(arr[:, sel_win, sel_k].shape[1:]))
-        out[name] = xr.Variable(dims, vals, {"long_name": _DOC_MEASURES[name]})
+        out[name] = xr.Variable(dims, _take(arr, 2), {"long_name": _DOC_MEASURES[name]})
     if hists is not None:
         hdims = [d for d in dims if d != dim] + ["line_length"]
         for k, var in _HIST.items():
-            h = hists[k][:, sel_k, 1:]
-            out[var] = xr.Variable(hdims, h.reshape(shape + list(h.shape[1:])),
+            out[var] = xr.Variable(hdims, _take(hists[k], 1, (slice(1, None),)),
                                    {"long_name": f"histogram of {var.replace('_', ' ')}"})
         coords["line_length"] = np.arange(1, hists["vertical"].shape[-1])
-    if sweep_dim == "recurrence_rate":
-        e = eps_used[:, sel_win, sel_k]
-        edims = list(dims)
-        if kind == "joint":
-            edims.append("channel")
-            coords["channel"] = ["data", "joint"]
+    # thresholds set by a recurrence rate vary with the series (and window): variables
+    nbw = eps_used.shape[:2]
+    e4 = eps_used.reshape(nbw + tuple(ksh) + eps_used.shape[-1:])
+    win = [dim] if window is not None else []
+    found = {}
+    if xs.is_rate:
+        ex = e4[(slice(None), sel_win, sel_k[0]) + ((0,) if ys is not None else ()) + (0,)]
+        found["eps"] = (ex, [xs.name] if xs.is_list else [])
+    if kind == "joint" and (ys.is_rate if ys is not None else xs.is_rate):
+        if ys is None:
+            ey = e4[:, sel_win, sel_k[0], 1]
+            found["joint_eps"] = (ey, [xs.name] if xs.is_list else [])
         else:
-            e = e[..., 0]
-        out["eps"] = xr.Variable(edims, e.reshape(shape + list(e.shape[1:])),
-                                 {"long_name": "threshold reaching the recurrence rate"})
+            ey = e4[:, sel_win, 0, sel_k[1], 1]
+            found["joint_eps"] = (ey, [ys.name] if ys.is_list else [])
+    for var, (e, kd) in found.items():
+        series = "joint" if var == "joint_eps" else "data"
+        out[var] = xr.Variable(list(batch_dims) + win + kd, e.reshape(shape + list(e.shape[1:])),
+                               {"long_name": f"threshold of {series} reaching its recurrence "
+                                             "rate"})
     attrs = {"kind": kind, "E": p["E"], "tau": p["tau"], "norm": p["norm"],
              "theiler": p["theiler"] if kind != "cross" else 0, "l_min": p["l_min"],
              "v_min": p["v_min"], "w_min": p["w_min"], "backend": p["backend"],
              "n_states": int(p["n_states"])}
-    if sweep_dim == "eps" and not is_list:
-        attrs["eps"] = float(sweep[0])
-    if sweep_dim == "recurrence_rate":
+    if not xs.is_list:
+        attrs[xs.name] = float(xs.values[0])
+        if xs.is_rate and "eps" in found and found["eps"][0].size == 1:
+            attrs["eps"] = float(found["eps"][0].ravel()[0])
+    if kind == "joint":
+        if ys is None:
+            attrs["joint_threshold"] = "eps" if not xs.is_rate else "recurrence_rate"
+            if not xs.is_list:
+                attrs["joint_" + xs.name] = float(xs.values[0])
+        else:
+            attrs["joint_threshold"] = ys.name
+            if not ys.is_list:
+                attrs[ys.name] = float(ys.values[0])
+        if "joint_eps" in found and found["joint_eps"][0].size == 1:
+            attrs["joint_eps"] = float(found["joint_eps"][0].ravel()[0])
+    if p["used_method"] is not None:
         attrs["eps_method"] = p["used_method"]
-        if not is_list:
-            attrs["recurrence_rate"] = float(sweep[0])
-            if eps_used.size == 1:
-                attrs["eps"] = float(eps_used.ravel()[0])
     if window is not None:
         attrs.update(window=int(window), step=int(p["step"]))
     return xr.Dataset(out, coords=coords, attrs=attrs)
@@ -412,12 +551,16 @@ def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, 
 # ----------------------------------------------------------------------------- plot
 def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                     recurrence_rate=None, norm: str = "euclidean", other=None, joint=None,
-                    dim: str | None = None, max_states: int = 10_000) -> xr.DataArray:
+                    joint_eps=None, joint_recurrence_rate=None, dim: str | None = None,
+                    max_states: int = 10_000, eps_method: str = "auto") -> xr.DataArray:
     """The recurrence matrix as a boolean DataArray over ``(dim, dim + "_")``.
 
-    Same arguments as :func:`rqa` (one ``eps`` or ``recurrence_rate``).  Meant for plots of
-    up to ``max_states`` states a side (the matrix is dense); beyond that use :func:`rqa`,
-    which never stores it.
+    Same arguments as :func:`rqa`, each threshold one number (``eps`` or
+    ``recurrence_rate``; for ``joint``, ``joint_eps`` or ``joint_recurrence_rate`` or
+    neither).  The thresholds used are in ``attrs["eps"]`` (and ``attrs["joint_eps"]``): a
+    number, or a list with one per series when a recurrence rate gave each its own.  Meant for
+    plots of up to ``max_states`` states a side (the matrix is dense); beyond that use
+    :func:`rqa`, which never stores it.
 
     Examples
     --------
@@ -429,8 +572,13 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     (('time', 'time_'), (99, 99), True)
     """
     X, Y, dim, kind, E, tau = _prepare(data, columns, other, joint, E, tau, dim, norm)
-    if (eps is None) == (recurrence_rate is None):
-        raise ValueError("give exactly one of eps= and recurrence_rate=")
+    xs, ys = _threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind)
+    for t in (xs, ys):
+        if t is not None and t.is_list:
+            raise ValueError(f"{t.name}={t.values.tolist()!r}: recurrence_plot draws one "
+                             f"matrix, so {t.name} must be one number; use rqa(...) for a "
+                             "sweep")
+    _check_eps_method(eps_method)
     index = time_index(X, dim)
     T = X.sizes[dim]
     Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
@@ -443,13 +591,7 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                          "which never stores the matrix")
     batch_dims, xa, ya = _arrays(X, Y, kind, dim)
     prob = _problem(xa, ya, kind, E, tau, 0, [(b, 0) for b in range(xa.shape[0])], T, Ty)
-    if eps is not None:
-        e = float(eps)
-        if not (np.isfinite(e) and e > 0):
-            raise ValueError(f"eps={eps!r} is invalid; it must be finite and > 0")
-        e = np.full((prob.matrices.shape[0], 1, prob.nch), e)
-    else:
-        e, _ = eps_for_recurrence_rate(prob, [float(recurrence_rate)], norm)
+    e, _ = _eps_matrix(prob, xs, ys, norm, eps_method)
     thr = thresholds(e, norm, prob.nch, prob.matrices.shape[0])[:, 0]
     code = NORMS.index(norm)
     R = np.ones((prob.matrices.shape[0], na, nb), bool)
@@ -474,7 +616,14 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
     coords[dim] = np.asarray(index)[(E - 1) * tau:]
     coords[ydim] = np.asarray(yindex)[(E - 1) * tau:]
-    attrs = {"kind": kind, "E": E, "tau": tau, "norm": norm,
-             "eps": float(e.ravel()[0]) if e.size == 1 else e.tolist()}
+    attrs = {"kind": kind, "E": E, "tau": tau, "norm": norm}
+    for ch, name in enumerate(["eps", "joint_eps"][:prob.nch]):
+        vals = e[:, 0, ch]
+        attrs[name] = float(vals[0]) if np.all(vals == vals[0]) else vals.tolist()
+    for t in (xs, ys):
+        if t is not None and t.is_rate:
+            attrs[t.name] = float(t.values[0])
+    if kind == "joint" and ys is None and xs.is_rate:
+        attrs["joint_recurrence_rate"] = float(xs.values[0])
     return xr.DataArray(R.reshape(shape + [na, nb]), dims=batch_dims + [dim, ydim],
                         coords=coords, attrs=attrs, name="recurrence")
