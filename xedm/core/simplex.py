@@ -48,14 +48,18 @@ def finite_or_zero(y: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.where(np.isfinite(y), y, 0.0))
 
 
-def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int, embedded: bool):
-    """knn (default E+1), checked against the number of library points the selection allows."""
+def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int, embedded: bool,
+                fix: str = "a smaller E"):
+    """knn (default E+1), checked against the number of library points the selection allows.
+
+    ``fix`` names the parameter to change in the message (e.g. "a smaller E_max" in a sweep).
+    """
     k = E + 1 if knn is None else knn
     n_lib = static_library_size(T, lib, E, tau, Tp, embedded)
     if n_lib < k + 1:
         raise ValueError(
             f"lib gives {n_lib} library points for E={E}, tau={tau}, Tp={Tp}, but knn={k} "
-            f"needs at least knn+1 = {k + 1}; use a longer lib, a smaller E or a smaller knn"
+            f"needs at least knn+1 = {k + 1}; use a longer lib, {fix} or a smaller knn"
         )
     return k
 
@@ -100,7 +104,7 @@ def sweep_predict(prep: Prepared, k_list, excl: int, y: np.ndarray, Tp: int,
 
 
 def embed_dimension(
-    X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method
+    X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method, fix="a smaller E"
 ) -> dict[str, np.ndarray]:
     """Skill for every E in ``E_list`` from one pass over the distances: (nE, B) arrays.
 
@@ -109,7 +113,7 @@ def embed_dimension(
     """
     B, C, T = X.shape
     E_list = np.sort(np.asarray(E_list, np.int64))
-    k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False) for e in E_list])
+    k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False, fix) for e in E_list])
     out = []
     for sl in batches(B, 16 * int(k_list.sum()) * T):
         prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
@@ -130,7 +134,8 @@ def embed_dimension(
 
 
 def predict_interval(
-    X, y, *, E, tau, Tp_list, knn, excl, lib, pred_mask, embedded, backend, method
+    X, y, *, E, tau, Tp_list, knn, excl, lib, pred_mask, embedded, backend, method,
+    fix="a smaller E"
 ) -> dict[str, np.ndarray]:
     """Skill for every Tp in ``Tp_list``: (nTp, B) arrays.
 
@@ -139,7 +144,7 @@ def predict_interval(
     """
     B, C, T = X.shape
     Tp_list = np.asarray(Tp_list, np.int64)
-    ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded) for tp in Tp_list]
+    ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded, fix) for tp in Tp_list]
     k = ks[0]
     predict = get_kernel("simplex_predict", backend)
     out = []

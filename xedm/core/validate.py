@@ -40,12 +40,22 @@ def check_knn(knn, name: str = "knn") -> int | None:
     return check_int(name, knn, 1, " (leave knn=None for the default)")
 
 
-def check_theta(theta) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(theta, dtype=float))
+def check_theta(theta, name: str = "theta") -> np.ndarray:
+    """theta as a 1-D float array: numbers (not bool or strings), finite, >= 0, distinct."""
+    wrong = f"{name} must be a number or a 1-D list of numbers, got {theta!r}"
+    raw = np.asarray(theta)
+    if raw.dtype.kind not in "iuf" and not (raw.dtype == object and raw.size):
+        raise TypeError(wrong)
+    try:
+        arr = np.atleast_1d(raw.astype(float))
+    except (TypeError, ValueError):
+        raise TypeError(wrong) from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"theta must be a number or a 1-D list of numbers, got {theta!r}")
+        raise ValueError(f"{name} must be a number or a 1-D list of numbers, got {theta!r}")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise ValueError(f"theta must be finite and >= 0, got {theta!r}")
+        raise ValueError(f"{name} must be finite and >= 0, got {theta!r}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} has repeated values: {arr.tolist()}; give each value once")
     return arr
 
 
@@ -53,24 +63,31 @@ def check_int_list(name: str, values, minimum: int | None = None) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(values))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be an integer or a non-empty 1-D list of integers")
-    out = np.array([check_int(name, v, minimum) for v in arr.tolist()], dtype=np.int64)
+    values = [check_int(name, v, minimum) for v in arr.tolist()]
+    if any(abs(v) >= 2**62 for v in values):
+        raise ValueError(f"{name} has values too large to be time steps: {values}")
+    out = np.array(values, dtype=np.int64)
     if len(np.unique(out)) != len(out):
-        raise ValueError(f"{name} has repeated values: {out.tolist()}")
+        raise ValueError(f"{name} has repeated values: {out.tolist()}; give each value once")
     return out
 
 
-def check_embedding_fits(E: int, tau: int, T: int, ncols: int = 1, embedded: bool = False) -> None:
+def check_embedding_fits(E: int, tau: int, T: int, ncols: int = 1, embedded: bool = False,
+                         name: str = "E") -> None:
+    """(E-1)*tau must fit in the series; ``name`` is the parameter the user passed (e.g.
+    "E_max" for a sweep), so that the message names it."""
     if embedded:
         if E != ncols:
             raise ValueError(
-                f"with embedded=True, E must equal the number of columns ({ncols}), got E={E}"
+                f"with embedded=True, E must equal the number of columns ({ncols}), got E={E} "
+                "(or leave E out)"
             )
         return
     span = (E - 1) * tau
     if span >= T:
         raise ValueError(
-            f"E={E} with tau={tau} needs (E-1)*tau = {span} < the series length {T}; "
-            f"use a smaller E or tau, or a longer series"
+            f"{name}={E} with tau={tau} needs ({name}-1)*tau = {span} < the series length {T}; "
+            f"use a smaller {name} or tau, or a longer series"
         )
 
 
