@@ -113,22 +113,32 @@ def pred_mask(spec, index: pd.Index, dim: str) -> np.ndarray:
 
 def extended_labels(index: pd.Index, positions: np.ndarray) -> pd.Index | np.ndarray:
     """Labels for positions that may lie before 0 or past T-1 (forecasts), spaced
-    ``time[1] - time[0]`` beyond the data (datetimes too)."""
+    ``time[1] - time[0]`` beyond the data (datetimes too).
+
+    Labels that cannot be extrapolated that way (strings and other labels without arithmetic,
+    a NaN step, a single time point) give NaN labels (NaT for datetimes) beyond the data.
+    """
     T = len(index)
     positions = np.asarray(positions, dtype=np.int64)
     inside = (positions >= 0) & (positions < T)
     if inside.all():
         return index.take(positions)
     values = np.asarray(index)
-    if T < 2:
-        raise ValueError("cannot extend a time coordinate of length 1")
-    step = values[1] - values[0]
-    out = np.empty(len(positions), dtype=values.dtype)
-    out[inside] = values[positions[inside]]
     before = positions < 0
     after = positions >= T
-    out[before] = values[0] + step * positions[before]
-    out[after] = values[-1] + step * (positions[after] - (T - 1))
+    try:
+        step = values[1] - values[0]
+        if pd.isna(step):
+            raise TypeError("NaN step")
+        out = np.empty(len(positions), dtype=values.dtype)
+        out[before] = values[0] + step * positions[before]
+        out[after] = values[-1] + step * (positions[after] - (T - 1))
+    except (TypeError, ValueError, IndexError):
+        # no arithmetic on these labels: missing labels for the forecasts past the data
+        kind = values.dtype.kind
+        out = np.empty(len(positions), dtype=values.dtype if kind in "fmM" else object)
+        out[~inside] = {"M": np.datetime64("NaT"), "m": np.timedelta64("NaT")}.get(kind, np.nan)
+    out[inside] = values[positions[inside]]
     return out
 
 
