@@ -131,6 +131,8 @@ def _choose_threading_layer() -> None:
 
     user = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
     if user and user != "default":
+        if user in ("tbb", "safe", "threadsafe", "forksafe"):
+            _load_tbb()  # the user's choice may need TBB: make it loadable inside a venv too
         _state["layer"] = user
         _state["serialize"] = user == "workqueue"
         return
