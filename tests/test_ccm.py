@@ -238,3 +238,116 @@ def test_sweep_beyond_one_kernel_call():
     best = core.choose_E(X, E_tab=E_tab, tau=1, knn=None, excl=0, backend="cpu")
     np.testing.assert_array_equal(best, E_tab[np.argmax(np.where(np.isfinite(rho), rho,
                                                                  -np.inf), axis=0)])
+
+
+# ----------------------------------------------------------------- odd input (issue 9)
+def _net(T=120):
+    X = three_series(T, nan=False)
+    return xr.DataArray(X, dims=("neuron", "time"), coords={"neuron": ["a", "b", "c"]})
+
+
+@pytest.mark.parametrize("E", [2, None])
+def test_xmap_some_series_all_nan(E):
+    """All-NaN series: NaN rows and columns, a warning naming them, the other pairs as if the
+    series were not there (bitwise)."""
+    da = _net()
+    da[1] = np.nan
+    with pytest.warns(UserWarning, match="series \\['b'\\] along 'neuron' are all NaN"):
+        out = da.edm.xmap(dim="neuron", E=E, E_max=4, progress=False)
+    rho = out.rho.values
+    assert np.isnan(rho[1]).all() and np.isnan(rho[:, 1]).all()
+    ref = da.isel(neuron=[0, 2]).edm.xmap(dim="neuron", E=E, E_max=4, progress=False)
+    np.testing.assert_array_equal(rho[np.ix_([0, 2], [0, 2])], ref.rho.values)
+    np.testing.assert_array_equal(out.E.values[[0, 2]], ref.E.values)
+    if E is None:
+        assert int(out.E[1]) == 1  # no E has a skill: the smallest
+
+
+def test_ccm_some_series_all_nan():
+    da = _net()
+    da[2] = np.nan
+    kw = {"lib_sizes": [10, 50], "E": 2, "samples": 4, "seed": 3, "progress": False}
+    with pytest.warns(UserWarning, match="series \\['c'\\] along 'neuron' are all NaN"):
+        out = da.edm.ccm(dim="neuron", **kw)
+    assert np.isnan(out.rho.values[2]).all() and np.isnan(out.rho.values[:, 2]).all()
+    ref = da.isel(neuron=[0, 1]).edm.ccm(dim="neuron", **kw)
+    np.testing.assert_array_equal(out.rho.values[:2, :2], ref.rho.values)
+    assert (out.n_valid.values[2] == 0).all()
+
+
+def test_xmap_all_nan_in_some_slices_and_dask():
+    da = _net()
+    X = xr.concat([da, da * np.nan], dim="trial")
+    with pytest.warns(UserWarning, match="in some slices of the other dims"):
+        out = X.edm.xmap(dim="neuron", E=2, progress=False)
+    assert np.isnan(out.rho.values[1]).all()
+    np.testing.assert_array_equal(out.rho.values[0],
+                                  da.edm.xmap(dim="neuron", E=2, progress=False).rho.values)
+    # dask: each chunk is checked at compute time; a chunk with nothing finite warns (the
+    # others may be fine), and the results are those of numpy
+    lazy = X.chunk({"trial": 1}).edm.xmap(dim="neuron", E=2, progress=False)
+    with pytest.warns(UserWarning, match="one dask chunk of the data.*all NaN"):
+        xr.testing.assert_identical(lazy.compute(), out)
+    lazy = X.chunk({"trial": 2}).edm.xmap(dim="neuron", E=2, progress=False)
+    with pytest.warns(UserWarning, match="all NaN"):
+        xr.testing.assert_identical(lazy.compute(), out)
+    with pytest.raises(ValueError, match="all NaN"):  # numpy: the whole data, nothing finite
+        X.isel(trial=[1]).edm.xmap(dim="neuron", E=2, progress=False)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int16", "int64"])
+def test_cross_map_dtypes_cast_to_float64(dtype):
+    da = (_net() * 100).astype(dtype)
+    ref64 = da.astype(np.float64)
+    kw = {"lib_sizes": [10, 60], "E": 2, "samples": 3, "seed": 1, "progress": False}
+    xr.testing.assert_identical(da.edm.xmap(dim="neuron", E=2, progress=False),
+                                ref64.edm.xmap(dim="neuron", E=2, progress=False))
+    xr.testing.assert_identical(da.edm.ccm(dim="neuron", **kw), ref64.edm.ccm(dim="neuron", **kw))
+    assert da.dtype == dtype  # the input keeps its dtype
+
+
+def test_ccm_dask_equals_numpy():
+    ds = xedm.datasets.coupled_logistic(150)
+    kw = {"lib_sizes": [10, 100], "E": 2, "samples": 3, "seed": 2, "progress": False}
+    xr.testing.assert_identical(ds.chunk({"time": 40}).edm.ccm(["x", "y"], **kw).compute(),
+                                ds.edm.ccm(["x", "y"], **kw))
+
+
+def test_ccm_lib_sizes_beyond_the_library():
+    """Sizes at or above the valid library points use all of them: equal columns."""
+    ds = xedm.datasets.coupled_logistic(100)
+    out = ds.edm.ccm(["x", "y"], lib_sizes=[20, 99, 500], E=2, samples=3, seed=0,
+                     keep_samples=True, progress=False)
+    assert (out.n_valid.values == 99).all()
+    np.testing.assert_array_equal(out.rho.sel(lib_size=99), out.rho.sel(lib_size=500))
+    full = out.rho_sample.sel(lib_size=500).values
+    np.testing.assert_array_equal(full, full[..., :1].repeat(3, axis=-1))  # samples equal
+
+
+def test_cross_map_labels_time_and_layout():
+    da = _net()
+    ref_x = da.edm.xmap(dim="neuron", E=2, progress=False)
+    ref_c = da.edm.ccm(dim="neuron", lib_sizes=[20], E=2, samples=2, seed=0, progress=False)
+    # datetime time coordinate: same numbers
+    dt = da.assign_coords(time=xr.date_range("2000-01-01", periods=da.sizes["time"]))
+    np.testing.assert_array_equal(dt.edm.xmap(dim="neuron", E=2, progress=False).rho,
+                                  ref_x.rho)
+    # the series dim may be named like a result dim
+    for name in ["library", "target", "E", "lib_size", "sample"]:
+        out = da.rename(neuron=name).edm.xmap(dim=name, E=2, progress=False)
+        np.testing.assert_array_equal(out.rho, ref_x.rho)
+        assert out.attrs["series_dim"] == name
+        out = da.rename(neuron=name).edm.ccm(dim=name, lib_sizes=[20], E=2, samples=2, seed=0,
+                                             progress=False)
+        np.testing.assert_array_equal(out.rho, ref_c.rho)
+    # a single series: its own cross map (the diagonal)
+    one = da.isel(neuron=[0]).edm.xmap(dim="neuron", E=2, progress=False)
+    assert one.rho.shape == (1, 1) and one.rho.values[0, 0] == ref_x.rho.values[0, 0]
+    # a Dataset whose variables have another dim broadcasts over it
+    ds = xr.Dataset({"a": da[0].drop_vars("neuron").expand_dims(trial=2),
+                     "b": da[1].drop_vars("neuron")})
+    out = ds.edm.xmap(columns=["a", "b"], E=2, progress=False)
+    assert out.rho.dims == ("trial", "library", "target")
+    np.testing.assert_array_equal(out.rho.values[1],
+                                  da.isel(neuron=[0, 1]).edm.xmap(dim="neuron", E=2,
+                                                                  progress=False).rho.values)

@@ -95,3 +95,139 @@ def test_inputs_not_modified():
     xedm.embed_dimension(dset, 4, columns="a")
     xr.testing.assert_identical(dset, before)
     np.testing.assert_array_equal(da.values, data)
+
+
+# ----------------------------------------------------------------- ccm and xmap (issue 9)
+pair = xedm.datasets.coupled_logistic(100)
+net = xr.DataArray(np.stack([pair.x.values, pair.y.values]), dims=("var", "time"),
+                   coords={"var": ["x", "y"]})
+
+
+def _ccm(data=pair, **kw):
+    kw = {"lib_sizes": [10, 50], "E": 2, "samples": 3, "seed": 0, "progress": False, **kw}
+    if isinstance(data, xr.Dataset):
+        return data.edm.ccm(["x", "y"], **kw)
+    return data.edm.ccm(dim="var", **kw)
+
+
+def _xmap(data=net, **kw):
+    kw = {"E": 2, "progress": False, **kw}
+    if isinstance(data, xr.Dataset):
+        return data.edm.xmap(columns=["x", "y"], **kw)
+    return data.edm.xmap(dim="var", **kw)
+
+
+@pytest.mark.parametrize("func", [_ccm, _xmap])
+@pytest.mark.parametrize(
+    "kw, err, words",
+    [
+        ({"Tp": 200}, ValueError, "Tp=200 leaves no target inside the data"),
+        ({"Tp": 99}, ValueError, "Tp must lie in [-99, 98]"),
+        ({"Tp": -100}, ValueError, "Tp=-100 leaves no target"),
+        ({"Tp": 98}, ValueError, "knn+1"),  # one library point left
+        ({"knn": 99}, ValueError, "knn=99 needs at least knn+1 = 100"),
+        ({"knn": 10**9}, ValueError, "knn+1"),  # was a MemoryError / SystemError in xmap
+        ({"exclusion_radius": 1000}, ValueError, "exclusion_radius=1000 excludes every"),
+        ({"exclusion_radius": 98}, ValueError, "use exclusion_radius < 98"),
+        ({"E": [2, 3, 4]}, ValueError, "one per series (2), got 3"),
+        ({"E": 0}, ValueError, "E must be >= 1"),
+        ({"E": [2, 0]}, ValueError, "E must be >= 1"),
+        ({"E": 2.5}, TypeError, "E must be an integer"),
+        ({"tau": 0}, ValueError, "tau must be >= 1"),
+        ({"E": 60, "tau": 2}, ValueError, "(E-1)*tau"),
+        ({"knn": 0}, ValueError, "knn must be >= 1"),
+        ({"exclusion_radius": -1}, ValueError, "exclusion_radius must be >= 0"),
+        ({"backend": "tpu"}, ValueError, "backend"),
+    ],
+)
+def test_cross_map_bad_parameters(func, kw, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        func(**kw)
+
+
+@pytest.mark.parametrize(
+    "kw, err, words",
+    [
+        ({"lib_sizes": [0, 10]}, ValueError, "lib_sizes must be >= 1"),
+        ({"lib_sizes": [1], "knn": 1}, ValueError, "lib_sizes must be >= knn (1 for E=2) and >= 2"),
+        ({"lib_sizes": [2, 10]}, ValueError, "lib_sizes must be >= knn (3 for E=2)"),
+        ({"lib_sizes": [10, 10]}, ValueError, "lib_sizes has repeated values"),
+        ({"lib_sizes": []}, ValueError, "non-empty"),
+        ({"lib_sizes": [10.0]}, TypeError, "lib_sizes must be an integer"),
+        ({"samples": 0}, ValueError, "samples must be >= 1"),
+        ({"samples": 10**12}, ValueError, "use fewer samples"),  # not a MemoryError
+        ({"seed": -1}, ValueError, "seed must be >= 0"),
+    ],
+)
+def test_ccm_bad_parameters(kw, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        _ccm(**kw)
+
+
+@pytest.mark.parametrize(
+    "kw, err, words",
+    [
+        ({"E": None, "E_max": 0}, ValueError, "E_max must be >= 1"),
+        ({"E": None, "E_max": 2.5}, TypeError, "E_max must be an integer"),
+        ({"E": None, "E_max": 200}, ValueError, "E_max=200 with tau=1 needs (E_max-1)*tau"),
+        ({"E": None, "E_max": 60}, ValueError, "for E_max=60"),  # knn+1 library points
+    ],
+)
+def test_xmap_E_max_messages_name_E_max(kw, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        _xmap(**kw)
+
+
+@pytest.mark.parametrize("func", [_ccm, _xmap])
+def test_cross_map_bad_data(func):
+    with pytest.raises(ValueError, match="dim='var' has no series"):
+        func(net.isel(var=slice(0, 0)))
+    with pytest.raises(ValueError, match="time dim 'time' is empty"):
+        func(net.isel(time=slice(0, 0)))
+    with pytest.raises(ValueError, match=re.escape("knn+1")):  # too short for knn+1 points
+        func(net.isel(time=slice(0, 3)))
+    with pytest.raises(ValueError, match="repeat \\['x'\\]"):
+        func(net.assign_coords(var=["x", "x"]))
+    with pytest.raises(TypeError, match="dtype bool.*astype\\(float\\)"):
+        func(net > 0.5)
+    with pytest.raises(ValueError, match="all NaN"):
+        func(net * np.nan)
+    with pytest.raises(ValueError, match="all NaN"):
+        func(pair * np.nan)
+    with pytest.raises(ValueError, match="no \\(library, target\\) pair has a finite skill"):
+        func(net * 0.0 + 1.0)  # constant series: zero variance everywhere
+    with pytest.raises(ValueError, match="time_dim='t' is not a dimension"):
+        func(time_dim="t")
+    with pytest.raises(ValueError, match="more than once"):
+        pair.edm.xmap(columns=["x", "x"], E=2)
+    with pytest.raises(ValueError, match="more than once"):
+        pair.edm.ccm(["x", "x"], lib_sizes=[10], E=2)
+
+
+def test_xmap_all_nan_with_E_chosen():
+    with pytest.raises(ValueError, match="all NaN"):  # was a reshape error
+        _xmap(net * np.nan, E=None)
+
+
+@pytest.mark.parametrize("func, reserved", [(_xmap, ["library", "target", "E"]),
+                                            (_ccm, ["library", "target", "lib_size",
+                                                    "sample", "E"])])
+def test_cross_map_dims_named_like_result_dims(func, reserved):
+    for name in reserved:
+        extra = net.expand_dims({name: 2})
+        with pytest.raises(ValueError, match=f"dim named '{name}'.*rename"):
+            func(extra)
+        with pytest.raises(ValueError, match=f"dim named '{name}'"):
+            func(net.rename(time=name), time_dim=name)
+
+
+def test_cross_map_inputs_not_modified():
+    data = np.stack([pair.x.values, pair.y.values]).astype(np.float32)
+    data[0, [5, 30]] = np.nan
+    da = xr.DataArray(data.copy(), dims=("var", "time"))
+    before = da.copy(deep=True)
+    _xmap(da)
+    _xmap(da, E=None, E_max=4)
+    _ccm(da)
+    xr.testing.assert_identical(da, before)
+    np.testing.assert_array_equal(da.values, data)

@@ -159,6 +159,8 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     rho = np.full((len(E_tab), N), -np.inf)
     for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
         prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
+        if len(prep.pred_t) == 0:  # every series of the batch all NaN: no E has a skill
+            continue
         pred = sweep_predict(prep, k_all, excl, finite_or_zero(X[sl]), 1, backend)
         r = skill(observed_at(X[sl], prep.pred_t + 1)[None], pred)["rho"]
         rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)

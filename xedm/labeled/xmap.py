@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..core import ccm as _ccm
@@ -16,6 +17,9 @@ from ..options import get_option
 from .common import check_numeric, resolve_dim
 
 _SER = "__xedm_series__"
+# dims (and the coordinate E) of the results: the data may not have dims of these names
+_XMAP_DIMS = ("library", "target", "E")
+_CCM_DIMS = ("library", "target", "lib_size", "sample", "E")
 
 
 def progress_bar(progress: bool | None, desc: str, total: int):
@@ -33,8 +37,24 @@ def progress_bar(progress: bool | None, desc: str, total: int):
     return wrap
 
 
-def _series(data, dim: str | None, columns, time_dim: str | None):
-    """(X with dims (..., _SER, time), series labels, series dim name, time dim)."""
+def _time_dim(data, time_dim: str | None) -> str:
+    """resolve_dim, with a message that names ``time_dim`` (the parameter of ccm and xmap)."""
+    try:
+        return resolve_dim(data, time_dim)
+    except ValueError:
+        raise ValueError(
+            f"time_dim={time_dim or 'time'!r} is not a dimension of the data (dims: "
+            f"{list(data.dims)}); pass time_dim='<your time dimension>'"
+        ) from None
+
+
+def _series(data, dim: str | None, columns, time_dim: str | None, reserved: tuple[str, ...]):
+    """(X with dims (..., _SER, time) in float64, series labels, series dim name, time dim).
+
+    Refuses what the cross maps cannot label or compute: an empty or duplicated set of series,
+    dims named like the result's dims (``reserved``), non-numeric data.  Integer, float16 and
+    float32 data are cast to float64 (a copy: the input is never modified).
+    """
     if isinstance(data, xr.Dataset):
         if columns is None:
             raise ValueError(
@@ -42,30 +62,65 @@ def _series(data, dim: str | None, columns, time_dim: str | None):
             )
         names = [columns] if isinstance(columns, str) else list(columns)
         for n in names:
-            if n not in data.data_vars:
+            if not isinstance(n, str) or n not in data.data_vars:
                 raise ValueError(
                     f"unknown variable {n!r}; the Dataset has {sorted(map(str, data.data_vars))}"
                 )
             check_numeric(data[n], n)
         if len(names) < 2:
             raise ValueError("cross mapping needs at least two variables in columns=")
-        tdim = resolve_dim(data, time_dim)
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"columns= names {repeated} more than once; give each variable once")
+        tdim = _time_dim(data, time_dim)
+        for n in names:
+            if tdim not in data[n].dims:
+                raise ValueError(
+                    f"variable {n!r} has no dim {tdim!r} (dims: {data[n].dims}); pass "
+                    "time_dim='<your time dimension>'"
+                )
         X = xr.concat([data[n] for n in names], dim=_SER, coords="minimal", compat="override",
                       join="outer")
-        return X.transpose(..., _SER, tdim), names, "variable", tdim
-    if not isinstance(data, xr.DataArray):
-        raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}")
-    if columns is not None:
-        raise TypeError("columns= chooses Dataset variables; on a DataArray pass dim=")
-    check_numeric(data, str(data.name))
-    tdim = resolve_dim(data, time_dim)
-    if dim is None or dim not in data.dims or dim == tdim:
-        raise ValueError(
-            f"dim={dim!r} must name the series dimension of the DataArray (dims: "
-            f"{list(data.dims)}), e.g. dim='neuron'"
-        )
-    labels = list(np.asarray(data[dim])) if dim in data.coords else list(range(data.sizes[dim]))
-    return data.rename({dim: _SER}).transpose(..., _SER, tdim), labels, dim, tdim
+        X, labels, sdim = X.transpose(..., _SER, tdim), names, "variable"
+    else:
+        if not isinstance(data, xr.DataArray):
+            raise TypeError(
+                f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
+            )
+        if columns is not None:
+            raise TypeError("columns= chooses Dataset variables; on a DataArray pass dim=")
+        check_numeric(data, "data" if data.name is None else str(data.name))
+        tdim = _time_dim(data, time_dim)
+        if dim is None or dim not in data.dims or dim == tdim:
+            raise ValueError(
+                f"dim={dim!r} must name the series dimension of the DataArray (dims: "
+                f"{list(data.dims)}), e.g. dim='neuron'"
+            )
+        if data.sizes[dim] == 0:
+            raise ValueError(f"dim={dim!r} has no series (size 0); cross mapping needs series")
+        if dim in data.coords:
+            labels = list(np.asarray(data[dim]))
+            repeated = pd.Index(labels)
+            repeated = sorted(map(str, repeated[repeated.duplicated()].unique()))
+            if repeated:
+                raise ValueError(
+                    f"the labels along dim={dim!r} repeat {repeated}: rho would be ambiguous; "
+                    f"give each series its own label, e.g. data.assign_coords({dim}=range(n))"
+                )
+        else:
+            labels = list(range(data.sizes[dim]))
+        X, sdim = data.rename({dim: _SER}).transpose(..., _SER, tdim), dim
+    if X.sizes[tdim] == 0:
+        raise ValueError(f"the time dim {tdim!r} is empty: there is nothing to cross-map")
+    for d in (tdim, *X.dims[:-2]):
+        if d in reserved:
+            raise ValueError(
+                f"the data have a dim named {d!r}, which is a dim of the result "
+                f"({', '.join(reserved)}); rename it first, e.g. data.rename({d}='{d}_')"
+            )
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)  # float16/float32/int: the kernels compute in float64
+    return X, labels, sdim, tdim
 
 
 def _E_per_series(E, n: int, name="E") -> np.ndarray:
@@ -77,13 +132,138 @@ def _E_per_series(E, n: int, name="E") -> np.ndarray:
     return arr
 
 
-def _apply(X, tdim, func, out_dims, sizes, dtypes):
+def _library_bounds(T: int, E: int, tau: int, Tp: int) -> tuple[int, int]:
+    """First and last time index of the library points of a NaN-free series."""
+    return max((E - 1) * tau, -Tp), T - 1 - max(Tp, 0)
+
+
+def _check_library(T: int, E: int, tau: int, Tp: int, knn: int | None, name: str = "E"):
+    """What a NaN-free series of length T allows at most: at least one library point (Tp),
+    and knn+1 of them (as simplex: leave-one-out takes one away).  ``name`` is the parameter
+    the user passed ("E" or "E_max")."""
+    span = (E - 1) * tau
+    if span >= T:
+        raise ValueError(
+            f"{name}={E} with tau={tau} needs ({name}-1)*tau = {span} < the series length {T}; "
+            f"use a smaller {name} or tau, or a longer series"
+        )
+    lo, hi = _library_bounds(T, E, tau, Tp)
+    n_lib = max(0, hi - lo + 1)
+    if n_lib == 0 and Tp != 0:
+        raise ValueError(
+            f"Tp={Tp} leaves no target inside the data: with {name}={E}, tau={tau} and {T} time "
+            f"points, Tp must lie in [{-(T - 1)}, {T - 1 - span}]; use a smaller |Tp|"
+        )
+    k = E + 1 if knn is None else knn
+    if n_lib < k + 1:
+        raise ValueError(
+            f"the series give {n_lib} library points for {name}={E}, tau={tau}, Tp={Tp} "
+            f"({T} time points), but knn={k} needs at least knn+1 = {k + 1}; use a longer "
+            f"series, a smaller {name} or a smaller knn"
+        )
+
+
+def _check_exclusion(T: int, E: int, tau: int, Tp: int, excl: int, name: str = "E"):
+    """An exclusion radius as long as the series leaves no prediction a neighbour."""
+    lo, hi = _library_bounds(T, E, tau, Tp)
+    reach = max(hi - (E - 1) * tau, T - 1 - lo)  # farthest (prediction, library) pair
+    if excl >= reach:
+        raise ValueError(
+            f"exclusion_radius={excl} excludes every library point from every prediction: with "
+            f"{name}={E}, tau={tau}, Tp={Tp} and {T} time points they are at most {reach} steps "
+            f"apart; use exclusion_radius < {reach}"
+        )
+
+
+def _memory_bytes() -> int | None:
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_sample_memory(n: int, T: int, n_sizes: int, samples: int) -> None:
+    """Refuse a number of samples whose sampled libraries ((sizes x samples, T) masks and
+    their random numbers) and per-sample skills ((n, n, sizes, samples)) cannot fit in
+    this machine's memory, rather than fail in the middle with a MemoryError."""
+    need = n_sizes * samples * (5 * T + 24 * n * n)
+    total = _memory_bytes()
+    if total is not None and need > total:
+        raise ValueError(
+            f"samples={samples} with {n_sizes} lib_sizes, {n} series and {T} time points needs "
+            f"about {need / 2**30:,.0f} GiB (the sampled libraries and every sample's rho), "
+            f"more than this machine's {total / 2**30:,.0f} GiB; use fewer samples"
+        )
+
+
+def _check_block(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what: str, params: str,
+                 lazy: bool = False):
+    """After the cross maps of one block: raise when not one pair has a finite skill; warn,
+    naming them, about series that are all NaN.  A block is the whole data unless it is
+    dask-backed: then each chunk along the other dims is checked at compute time, and a chunk
+    with nothing finite warns instead (the other chunks may be fine; raising would lose them).
+    """
+    has_value = np.isfinite(xa).any(axis=-1).reshape(-1, xa.shape[-2])  # (slices, series)
+    where = " (one dask chunk of the data)" if lazy else ""
+    if not np.isfinite(rho).any():
+        if not has_value.any():
+            msg = f"{what}{where}: the data are all NaN; there is nothing to cross-map"
+        else:
+            msg = (
+                f"{what}{where}: no (library, target) pair has a finite skill (rho needs at "
+                f"least 3 predictions with finite observations and nonzero variance) for "
+                f"{params}; the series are too short, too gappy (NaN) or constant for these "
+                "parameters: use a smaller E, knn, |Tp| or exclusion_radius, or more data"
+            )
+        if not lazy:
+            raise ValueError(msg)
+        warnings.warn(msg, UserWarning, stacklevel=_stacklevel())
+        return
+    dead = ~has_value.all(axis=0)
+    if dead.any():
+        names = [labels[i] for i in np.flatnonzero(dead)]
+        names = [x.item() if isinstance(x, np.generic) else x for x in names]
+        some = "" if (~has_value[:, dead]).all() else " (in some slices of the other dims)"
+        warnings.warn(
+            f"{what}{where}: series {names} along {sdim!r} are all NaN{some}; their rows "
+            "(library) and columns (target) of rho are NaN",
+            UserWarning, stacklevel=_stacklevel(),
+        )
+
+
+def _stacklevel() -> int:
+    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
+    inside apply_ufunc point at the user's call."""
+    import os
+    import sys
+
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
+                 if getattr(m, "__file__", None))
+    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
+                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _apply(X, tdim, func, out_dims, sizes, dtypes, check):
+    """``func`` on every 2-D (series, time) slice of X; ``check(block, first output)`` runs
+    on every block (the whole data unless X is dask-backed: then at compute time)."""
+
     def wrapped(xa):
         lead = xa.shape[:-2]
         flat = xa.reshape((-1,) + xa.shape[-2:])
+        if len(flat) == 0:  # a broadcast dim of size 0: empty results
+            return tuple(np.empty(lead + tuple(sizes[d] for d in dims), dt)
+                         for dims, dt in zip(out_dims, dtypes, strict=True))
         res = [func(s) for s in flat]
-        return tuple(np.stack([r[i] for r in res]).reshape(lead + res[0][i].shape)
-                     for i in range(len(out_dims)))
+        out = tuple(np.stack([r[i] for r in res]).reshape(lead + res[0][i].shape)
+                    for i in range(len(out_dims)))
+        check(xa, out[0])
+        return out
 
     if X.chunks is not None:
         X = X.chunk({tdim: -1, _SER: -1})
@@ -120,21 +300,48 @@ def ccm(
     Parameters
     ----------
     data : Dataset (variables chosen by ``columns``) or DataArray with a series dim ``dim``.
+        Numbers of any real dtype (integers and float16/float32 are cast to float64; the
+        input is never modified); other dims broadcast; dask-backed data stay lazy.
     lib_sizes : list of int
-        Library sizes; sizes >= the number of valid library points use all of them (no draw).
+        Distinct library sizes, each >= 2 and >= knn.  A size at or above a pair's number of
+        valid library points (``n_valid``) uses all of them with no draw, so every sample of
+        it is the same, and all such sizes give the same rho.
     E : int or one int per series
         Embedding dimension of each library series.
     samples : int
-        Random libraries per size, drawn without replacement (see :mod:`xedm.core.ccm`).
+        Random libraries per size (>= 1), drawn without replacement (see
+        :mod:`xedm.core.ccm`).  A number whose libraries and per-sample rho cannot fit in
+        memory is refused.
     seed : int, optional
-        Seed of ``numpy.random.Generator(PCG64(seed))``; None draws one (recorded in attrs).
+        Seed (>= 0) of ``numpy.random.Generator(PCG64(seed))``; None draws one (recorded in
+        attrs).
     keep_samples : bool
         Also return every sample's rho as ``rho_sample`` over a ``sample`` dim.
     Tp, tau, exclusion_radius, knn : as in :func:`xedm.simplex` (Tp defaults to 0).
+        As there, the series (NaN-free) must give at least knn+1 library points (knn
+        defaults to E+1) and Tp must leave targets inside the data.
 
     Returns
     -------
-    Dataset with ``rho`` (library, target, lib_size): mean over samples.
+    Dataset with ``rho`` (library, target, lib_size): mean over samples; ``n_valid``
+    (library, target): the pair's valid library points; with ``keep_samples``,
+    ``rho_sample``.
+
+    Raises
+    ------
+    ValueError
+        For parameters the data cannot honour (see above; an exclusion radius that leaves no
+        neighbour), dims named like the result's (``library``, ``target``, ``lib_size``,
+        ``sample``, ``E``), repeated series labels or columns, an empty series or time dim,
+        and when no pair has a single finite rho (e.g. all-NaN or constant data).  With
+        dask-backed data, the checks that need values run per chunk at compute time, and warn (UserWarning) instead of raising.
+    TypeError
+        For non-numeric data or parameters of the wrong type.
+
+    Notes
+    -----
+    A series that is all NaN gets NaN in its row (library) and column (target), with a
+    warning naming it; the other pairs are computed as if it were not there.
 
     Examples
     --------
@@ -144,7 +351,7 @@ def ccm(
     >>> out.rho.dims
     ('library', 'target', 'lib_size')
     """
-    X, labels, sdim, tdim = _series(data, dim, columns, time_dim)
+    X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _CCM_DIMS)
     n = len(labels)
     T = X.sizes[tdim]
     Ev = _E_per_series(E, n)
@@ -154,16 +361,23 @@ def ccm(
     excl = v.check_exclusion_radius(exclusion_radius)
     samples = v.check_int("samples", samples, 1)
     sizes = v.check_int_list("lib_sizes", lib_sizes, 1)
-    for e in np.unique(Ev):
-        v.check_embedding_fits(int(e), tau, T)
-        k = int(e) + 1 if knn is None else knn
-        if sizes.min() < k:
-            raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}); got {sizes.min()}")
+    for e in np.unique(Ev).tolist():
+        _check_library(T, e, tau, Tp, knn)
+        _check_exclusion(T, e, tau, Tp, excl)
+        k = e + 1 if knn is None else knn
+        if sizes.min() < max(k, 2):
+            why = ("" if k >= 2 else ": a library of one point predicts the same value "
+                   "everywhere, which has no correlation")
+            raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
+                             f"got {sizes.min()}")
+    _check_sample_memory(n, T, len(sizes), samples)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
     bar = progress_bar(progress, "ccm", n)
+    params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, Tp={Tp}, "
+              f"knn={knn}, exclusion_radius={excl}, lib_sizes={sizes.tolist()}")
 
     def one(x2d):
         res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tp, knn=knn, excl=excl, lib_sizes=sizes,
@@ -171,13 +385,16 @@ def ccm(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pairs stay NaN
             mean = np.nanmean(res["rho"], axis=-1)
-        return mean, res["rho"], res["n_valid"]
+        return res["rho"], mean, res["n_valid"]
 
-    rho, rho_s, n_valid = _apply(
-        X, tdim, one, [["library", "target", "lib_size"],
-                       ["library", "target", "lib_size", "sample"], ["library", "target"]],
+    def check(xa, rho_s):
+        _check_block(xa, rho_s, labels, sdim, "ccm", params, X.chunks is not None)
+
+    rho_s, rho, n_valid = _apply(
+        X, tdim, one, [["library", "target", "lib_size", "sample"],
+                       ["library", "target", "lib_size"], ["library", "target"]],
         {"library": n, "target": n, "lib_size": len(sizes), "sample": samples},
-        [float, float, np.int64])
+        [float, float, np.int64], check)
     ds = xr.Dataset({"rho": rho, "n_valid": n_valid})
     if keep_samples:
         ds["rho_sample"] = rho_s
@@ -214,6 +431,47 @@ def xmap(
     :func:`xedm.embed_dimension`); the cross maps use one neighbour table per library series
     and E in use (all those E from one pass), reused for every target.
 
+    Parameters
+    ----------
+    data : DataArray with a series dim ``dim``, or Dataset (variables chosen by ``columns``).
+        Numbers of any real dtype (integers and float16/float32 are cast to float64; the
+        input is never modified); other dims broadcast; dask-backed data stay lazy.
+    dim : str
+        The dim that indexes the series (DataArray); its labels must be distinct.
+    E : int or one int per series, optional
+        The E of each series (used when it is the target); None chooses it.
+    E_max : int
+        Largest E tried when ``E=None`` (>= 1).
+    columns : list of str
+        The variables of a Dataset, each a series (at least two, each once).
+    Tp, tau, exclusion_radius, knn : as in :func:`xedm.simplex` (Tp defaults to 0).
+        The series (NaN-free) must give at least knn+1 library points for every E in use (for
+        ``E=None``: for E_max, at Tp = 1 and at ``Tp``), and Tp must leave targets inside
+        the data.
+    time_dim : str, optional
+        The time dim (default ``"time"``).
+
+    Returns
+    -------
+    Dataset with ``rho`` (library, target) and the coordinate ``E`` along ``target``.
+
+    Raises
+    ------
+    ValueError
+        For parameters the data cannot honour (see above; an exclusion radius that leaves no
+        neighbour), dims named like the result's (``library``, ``target``, ``E``), repeated
+        series labels or columns, an empty series or time dim, and when no pair has a finite
+        rho (e.g. all-NaN or constant data).  With dask-backed data, the checks that need
+        values run per chunk at compute time, and warn (UserWarning) instead of raising.
+    TypeError
+        For non-numeric data or parameters of the wrong type.
+
+    Notes
+    -----
+    A series that is all NaN gets NaN in its row (library) and column (target), with a
+    warning naming it, and E = 1 when E is chosen; the other pairs are computed as if it were
+    not there.
+
     Examples
     --------
     >>> import xedm
@@ -222,7 +480,7 @@ def xmap(
     >>> cmap.rho.dims
     ('library', 'target')
     """
-    X, labels, sdim, tdim = _series(data, dim, columns, time_dim)
+    X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _XMAP_DIMS)
     n = len(labels)
     T = X.sizes[tdim]
     tau = v.check_tau(tau)
@@ -231,19 +489,44 @@ def xmap(
     excl = v.check_exclusion_radius(exclusion_radius)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"])
     if E is None:
-        E_max = v.check_E(E_max)
-        v.check_embedding_fits(E_max, tau, T)
+        E_max = v.check_int("E_max", E_max, 1,
+                            " (E_max is the largest embedding dimension tried: use 1 or more)")
+        # every E up to E_max may be chosen (at Tp = 1) and then used for the cross maps
+        _check_library(T, E_max, tau, 1, knn, "E_max")
+        _check_library(T, E_max, tau, Tp, knn, "E_max")
+        _check_exclusion(T, 1, tau, Tp, excl)
+        E_text = f"E chosen in 1..{E_max}"
     else:
         Ev = _E_per_series(E, n)
-        v.check_embedding_fits(int(Ev.max()), tau, T)
+        for e in np.unique(Ev).tolist():
+            _check_library(T, e, tau, Tp, knn)
+            _check_exclusion(T, e, tau, Tp, excl)
+        E_text = f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}"
+    params = f"{E_text}, tau={tau}, Tp={Tp}, knn={knn}, exclusion_radius={excl}"
     bar = progress_bar(progress, "xmap", n)
 
     def one(x2d):
-        return _ccm.xmap(x2d, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tp,
-                         knn=knn, excl=excl, backend=backend, progress=bar)
+        live = np.isfinite(x2d).any(axis=1)
+        if live.all():
+            return _ccm.xmap(x2d, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tp,
+                             knn=knn, excl=excl, backend=backend, progress=bar)
+        # all-NaN series (warned about in check) stay out of the computation: their rows and
+        # columns are NaN, their E the smallest (1) when E is chosen
+        rho = np.full((n, n), np.nan)
+        Es = np.ones(n, np.int64) if E is None else Ev.copy()
+        if live.any():
+            r, e = _ccm.xmap(np.ascontiguousarray(x2d[live]),
+                             E=None if E is None else Ev[live], E_max=E_max, tau=tau, Tp=Tp,
+                             knn=knn, excl=excl, backend=backend, progress=bar)
+            rho[np.ix_(live, live)] = r
+            Es[live] = e
+        return rho, Es
+
+    def check(xa, rho):
+        _check_block(xa, rho, labels, sdim, "xmap", params, X.chunks is not None)
 
     rho, Es = _apply(X, tdim, one, [["library", "target"], ["target"]],
-                     {"library": n, "target": n}, [float, np.int64])
+                     {"library": n, "target": n}, [float, np.int64], check)
     ds = xr.Dataset({"rho": rho}).assign_coords(library=labels, target=labels)
     if Es.ndim == 1:
         ds = ds.assign_coords(E=("target", np.asarray(Es)))
