@@ -264,3 +264,166 @@ def test_rqa_real(tmp_path, capsys):
         assert res.attrs["E"] == 3 and res.attrs["tau"] == 2
         assert abs(res.attrs["recurrence_rate"] - 0.05) < 1e-12
         assert len(res.data_vars) > 0
+
+
+# ----------------------------------------------------------------- errors: one line, no traceback
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("xedm: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--E-max", "0"], "--E-max: must be >= 1"),
+        (["--seed", "-1"], "--seed: must be >= 0"),
+        (["--n", "abc"], "--n: must be an integer"),
+        (["--n", "20"], "--n: must be >= 100"),
+        (["--samples", "0"], "--samples: must be >= 1"),
+        (["--out", "d.xyz"], ".png, .pdf, .svg"),
+        (["--backend", "tpu"], "invalid choice: 'tpu'"),
+        (["--out", "/no/such/dir/d.png"], "/no/such/dir does not exist"),
+    ],
+)
+def test_demo_usage_errors(args, words, capsys):
+    assert main(["demo", *args]) == 2
+    assert words in _one_error_line(capsys)
+
+
+@needs_core
+def test_demo_errors_of_the_analysis_are_one_line(tmp_path, capsys):
+    # --backend gpu: no GPU kernel (or no GPU) here; --E-max too large for --n
+    if not xedm.kernels.gpu_available():
+        assert main(["demo", "--backend", "gpu", "--out", str(tmp_path / "d.png"), "-q"]) == 2
+        assert "backend='gpu'" in _one_error_line(capsys)
+    assert main(["demo", "--n", "150", "--E-max", "80", "--out", str(tmp_path / "d.png"),
+                 "-q"]) == 2
+    assert "knn+1" in _one_error_line(capsys)
+    assert not (tmp_path / "d.png").exists()
+
+
+def test_demo_unexpected_error_is_one_line(tmp_path, capsys, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(xedm, "embed_dimension", boom)
+    assert main(["demo", "--out", str(tmp_path / "d.png"), "-q"]) == 1
+    assert "RuntimeError: kaput" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--E", "0"], "--E: must be >= 1"),
+        (["--E-max", "0"], "--E-max: must be >= 1"),
+        (["--E", "2", "--E-max", "3"], "not allowed with argument"),
+        (["--tau", "0"], "--tau: must be >= 1"),
+        (["--out", "o.csv"], "NetCDF"),
+        (["--backend", "tpu"], "invalid choice"),
+    ],
+)
+def test_xmap_usage_errors(series_file, args, words, capsys):
+    path, _ = series_file
+    assert main(["xmap", str(path), "--dim", "neuron", *args]) == 2
+    assert words in _one_error_line(capsys)
+
+
+def test_xmap_input_errors_are_one_line(series_file, tmp_path, capsys):
+    path, _ = series_file
+    out = str(tmp_path / "o.nc")
+    cases = [
+        ([str(tmp_path / "missing.nc"), "--dim", "neuron"], "no such file"),
+        ([str(path), "--dim", "cell"], "'cell'"),
+        ([str(path), "--var", "nope", "--dim", "neuron"], "'nope'"),
+        ([str(path), "--dim", "neuron", "--time-dim", "t"], "time_dim='t'"),
+        ([str(path), "--dim", "neuron", "--Tp", "500"], "Tp=500"),
+        ([str(path), "--dim", "neuron", "--E", "2", "--Tp", "-500"], "Tp=-500"),
+        ([str(path), "--dim", "neuron", "--E", "200"], "(E-1)*tau"),
+        ([str(path), "--dim", "time"], "dim='time'"),
+    ]
+    for args, words in cases:
+        assert main(["xmap", *args, "--out", out, "-q"]) == 2, args
+        assert words in _one_error_line(capsys), args
+    assert not (tmp_path / "o.nc").exists()
+    # the output directory must exist; a directory is not a file name
+    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "no" / "o.nc")]) == 2
+    assert "does not exist" in _one_error_line(capsys)
+    (tmp_path / "d.nc").mkdir()
+    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "d.nc")]) == 2
+    assert "is a directory" in _one_error_line(capsys)
+    # a file that is not NetCDF
+    bad = tmp_path / "bad.nc"
+    bad.write_text("not netcdf")
+    assert main(["xmap", str(bad), "--dim", "neuron", "--out", out]) == 2
+    assert "cannot open" in _one_error_line(capsys)
+
+
+@pytest.mark.skipif(not hasattr(xedm, "xmap"), reason="xedm.xmap not available yet")
+def test_xmap_all_nan_file_fails_without_writing(tmp_path, capsys):
+    da = xr.DataArray(np.full((3, 60), np.nan), dims=("neuron", "time"), name="v")
+    path = tmp_path / "nan.nc"
+    da.to_dataset().to_netcdf(path)
+    out = tmp_path / "o.nc"
+    assert main(["xmap", str(path), "--dim", "neuron", "--E", "2", "--out", str(out), "-q"]) == 2
+    assert "all NaN" in _one_error_line(capsys)
+    assert not out.exists()
+
+
+@pytest.mark.skipif(not hasattr(xedm, "xmap"), reason="xedm.xmap not available yet")
+def test_xmap_partly_nan_file_warns_in_one_line(tmp_path, capsys):
+    ds = xedm.datasets.many_series(3, 200, density=0.5, seed=0)
+    x = ds.x.copy()
+    x[1] = np.nan
+    path = tmp_path / "net.nc"
+    x.to_dataset(name="x").to_netcdf(path)
+    out = tmp_path / "o.nc"
+    assert main(["xmap", str(path), "--dim", "series", "--E", "2", "--out", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("xedm: warning: xmap: series") and "all NaN" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    with xr.open_dataset(out) as res:
+        assert np.isnan(res.rho.values[1]).all() and np.isfinite(res.rho.values[0, 0])
+
+
+@pytest.mark.skipif(not hasattr(xedm, "xmap"), reason="xedm.xmap not available yet")
+def test_xmap_zarr_roundtrip(tmp_path, capsys):
+    pytest.importorskip("zarr")
+    ds = xedm.datasets.many_series(3, 200, density=0.5, seed=0)
+    store = tmp_path / "in.zarr"
+    ds[["x"]].to_zarr(store)  # opened back with dask: computed inside the command
+    out = tmp_path / "o.zarr"
+    assert main(["xmap", str(store), "--dim", "series", "--E", "2", "--out", str(out), "-q"]) == 0
+    with xr.open_zarr(out) as res:
+        assert res.rho.sizes == {"library": 3, "target": 3}
+
+
+@pytest.mark.skipif(not hasattr(xedm, "xmap"), reason="xedm.xmap not available yet")
+def test_xmap_write_failure_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    ds = xedm.datasets.many_series(3, 200, density=0.5, seed=0)
+    path = tmp_path / "net.nc"
+    ds[["x"]].to_netcdf(path)
+    nc = tmp_path / "o.nc"
+
+    def fail(self, target, *args, **kwargs):
+        open(target, "w").write("half")  # a partial file, then the failure
+        raise OSError("disk full")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", fail)
+    assert main(["xmap", str(path), "--dim", "series", "--E", "2", "--out", str(nc), "-q"]) == 1
+    assert "cannot write" in _one_error_line(capsys)
+    assert not nc.exists()
+
+
+def test_console_script_error_has_no_traceback(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "xedm.cli", "demo", "--E-max", "0"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "xedm: error: argument --E-max: must be >= 1, got 0 (see 'xedm demo --help')"
+    ]

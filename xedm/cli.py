@@ -19,6 +19,7 @@ import argparse
 import inspect
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +30,98 @@ __all__ = ["main"]
 
 
 class CLIError(Exception):
-    """A problem the user can fix; printed without a traceback."""
+    """A problem the user can fix; printed as one line without a traceback.
+
+    ``status`` is the exit code: 2 for a usage or input error (the default), 1 when the
+    command fails while running (e.g. the output cannot be written).
+    """
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+class _UsageError(Exception):
+    """An argparse error, raised instead of printing the usage and exiting."""
+
+    def __init__(self, message: str, prog: str):
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors as one line (``xedm: error: ...``) printed by :func:`main`."""
+
+    def error(self, message: str):  # noqa: D102 (argparse API)
+        raise _UsageError(message, self.prog)
+
+
+def _one_line(text: str, limit: int = 1000) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ----------------------------------------------------------------------------- argument types
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+DATA_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")  # NetCDF, or Zarr for .zarr
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def _suffix(path: str) -> str:
+    import os
+
+    return os.path.splitext(path.rstrip("/"))[1].lower()
+
+
+def _figure_path(text: str) -> str:
+    if _suffix(text) not in FIGURE_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the figure must be one of {', '.join(FIGURE_SUFFIXES)}, got {text!r}"
+        )
+    return text
+
+
+def _data_path(text: str) -> str:
+    if _suffix(text) not in DATA_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the output must be NetCDF ({', '.join(DATA_SUFFIXES[:-1])}) or Zarr (.zarr), "
+            f"got {text!r}"
+        )
+    return text
+
+
+def _check_output(path: str, data: bool) -> None:
+    """Before any work: the output has a known suffix and can be created where it is asked."""
+    import os
+
+    if data:
+        try:
+            _data_path(path)
+        except argparse.ArgumentTypeError as err:
+            raise CLIError(f"--out: {err}") from None
+    target = path.rstrip("/") or path
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise CLIError(f"--out {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise CLIError(f"--out {path}: the directory {parent} is not writable")
+    if os.path.isdir(target) and _suffix(target) != ".zarr":
+        raise CLIError(f"--out {path} is a directory; give a file name")
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise CLIError(f"--out {path} exists and is not writable")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -70,7 +162,10 @@ def _call(func, *args, user: dict | None = None, optional: dict | None = None):
         if value is not None and (takes_any or key in params):
             kwargs[key] = value
     try:
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if hasattr(result, "load"):  # dask-backed input: compute here, where errors are mapped
+            result = result.load()
+        return result
     except (ValueError, TypeError) as err:
         raise CLIError(str(err)) from err
 
@@ -131,14 +226,24 @@ def _netcdf_safe(obj: xr.Dataset) -> xr.Dataset:
 def _write(result: xr.Dataset | xr.DataArray, out: str) -> None:
     if isinstance(result, xr.DataArray):
         result = result.to_dataset(name=result.name or "result")
+    import os
+    import shutil
+
     result = _netcdf_safe(result)
+    _check_output(out, data=True)
+    existed = os.path.exists(out)
     try:
-        if out.rstrip("/").endswith(".zarr"):
+        if _suffix(out) == ".zarr":
             result.to_zarr(out, mode="w")
         else:
             result.to_netcdf(out)
     except Exception as err:
-        raise CLIError(f"cannot write {out}: {err}") from err
+        if not existed:  # no half-written output left behind
+            if os.path.isdir(out):
+                shutil.rmtree(out, ignore_errors=True)
+            elif os.path.exists(out):
+                os.remove(out)
+        raise CLIError(f"cannot write {out}: {err}", status=1) from err
 
 
 def _options(args):
@@ -147,8 +252,6 @@ def _options(args):
 
 # ----------------------------------------------------------------------------- demo
 def _demo(args) -> int:
-    from tqdm.auto import tqdm
-
     xedm = _xedm()
     n = args.n
     if n < 100:
@@ -172,36 +275,12 @@ def _demo(args) -> int:
     steps = ["embed_dimension", "simplex", "predict_nonlinear"] + (["ccm"] if has_ccm else [])
     results: dict[str, Any] = {}
     start = time.perf_counter()
-    with _options(args), tqdm(
-        steps, desc="xedm demo", disable=args.quiet, file=sys.stderr, leave=False, delay=1.0
-    ) as bar:
-        for step in bar:
-            bar.set_postfix_str(step)
-            if step == "embed_dimension":
-                res = xedm.embed_dimension(ds, E_max=args.E_max, columns=v, target=v, **split)
-                results[step] = res
-                best_E = int(res.attrs["best_E"])
-            elif step == "simplex":
-                results[step] = xedm.simplex(ds, E=best_E, columns=v, target=v, **split)
-            elif step == "predict_nonlinear":
-                results[step] = xedm.predict_nonlinear(
-                    ds, E=best_E, columns=v, target=v, **split
-                )
-            else:
-                # each library series is embedded with its own best E (leave-one-out, Tp = 1)
-                ccm_E = {v: best_E}
-                for other in {"x", "y"} - {v}:
-                    res = xedm.embed_dimension(ds, E_max=args.E_max, columns=other)
-                    ccm_E[other] = int(res.attrs["best_E"])
-                E_list = [ccm_E["x"], ccm_E["y"]]
-                sizes = np.unique(np.linspace(max(2 * max(E_list) + 2, 10), n - 2 * max(E_list),
-                                              8).astype(int)).tolist()
-                results[step] = _call(
-                    xedm.ccm, ds,
-                    user={"columns": ["x", "y"], "lib_sizes": sizes, "samples": args.samples,
-                          "seed": args.seed, "E": E_list},
-                    optional={"progress": False},
-                )
+    try:
+        _demo_steps(args, ds, v, split, steps, results)
+    except (ValueError, TypeError) as err:  # e.g. --E-max too large for --n, --backend gpu
+        raise CLIError(str(err)) from err
+    best_E = int(results["embed_dimension"].attrs["best_E"])
+    E_list = results.get("ccm_E")
     elapsed = time.perf_counter() - start
 
     edim = results["embed_dimension"]
@@ -245,6 +324,45 @@ def _demo(args) -> int:
     return 0
 
 
+def _demo_steps(args, ds, v, split, steps, results) -> None:
+    """The demo's analyses, in order, into ``results``."""
+    from tqdm.auto import tqdm
+
+    xedm = _xedm()
+    n = args.n
+    with _options(args), tqdm(
+        steps, desc="xedm demo", disable=args.quiet, file=sys.stderr, leave=False, delay=1.0
+    ) as bar:
+        for step in bar:
+            bar.set_postfix_str(step)
+            if step == "embed_dimension":
+                res = xedm.embed_dimension(ds, E_max=args.E_max, columns=v, target=v, **split)
+                results[step] = res
+                best_E = int(res.attrs["best_E"])
+            elif step == "simplex":
+                results[step] = xedm.simplex(ds, E=best_E, columns=v, target=v, **split)
+            elif step == "predict_nonlinear":
+                results[step] = xedm.predict_nonlinear(
+                    ds, E=best_E, columns=v, target=v, **split
+                )
+            else:
+                # each library series is embedded with its own best E (leave-one-out, Tp = 1)
+                ccm_E = {v: best_E}
+                for other in {"x", "y"} - {v}:
+                    res = xedm.embed_dimension(ds, E_max=args.E_max, columns=other)
+                    ccm_E[other] = int(res.attrs["best_E"])
+                E_list = [ccm_E["x"], ccm_E["y"]]
+                results["ccm_E"] = E_list
+                sizes = np.unique(np.linspace(max(2 * max(E_list) + 2, 10), n - 2 * max(E_list),
+                                              8).astype(int)).tolist()
+                results[step] = _call(
+                    xedm.ccm, ds,
+                    user={"columns": ["x", "y"], "lib_sizes": sizes, "samples": args.samples,
+                          "seed": args.seed, "E": E_list},
+                    optional={"progress": False},
+                )
+
+
 def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str) -> None:
     from matplotlib.figure import Figure
 
@@ -277,7 +395,7 @@ def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str) -
     try:
         fig.savefig(out, dpi=100)
     except OSError as err:
-        raise CLIError(f"cannot write the figure to {out}: {err}") from err
+        raise CLIError(f"cannot write the figure to {out}: {err}", status=1) from err
 
 
 # ----------------------------------------------------------------------------- xmap / rqa
@@ -324,7 +442,7 @@ def _rqa(args) -> int:
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="xedm",
         description="Empirical Dynamic Modeling and recurrence analysis on labeled data.",
     )
@@ -340,15 +458,18 @@ def _parser() -> argparse.ArgumentParser:
                        description="Generate coupled logistic maps (x drives y), find the best "
                        "E, forecast with simplex, test nonlinearity with S-map, run CCM when "
                        "available, print a summary and write a PNG figure.")
-    d.add_argument("--n", type=int, default=1000, help="series length (default 1000)")
-    d.add_argument("--out", default="xedm-demo.png", help="PNG file (default xedm-demo.png)")
-    d.add_argument("--seed", type=int, default=0,
-                   help="seed for the initial values and CCM sampling (default 0)")
+    d.add_argument("--n", type=_int_at_least(100), default=1000,
+                   help="series length, at least 100 (default 1000)")
+    d.add_argument("--out", type=_figure_path, default="xedm-demo.png",
+                   help="figure file: .png, .pdf or .svg (default xedm-demo.png)")
+    d.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed (>= 0) for the initial values and CCM sampling (default 0)")
     d.add_argument("--var", choices=["x", "y"], default="x",
                    help="variable to embed and forecast (default x)")
-    d.add_argument("--E-max", dest="E_max", type=int, default=8,
+    d.add_argument("--E-max", dest="E_max", type=_int_at_least(1), default=8,
                    help="largest E searched (default 8)")
-    d.add_argument("--samples", type=int, default=50, help="CCM samples per size (default 50)")
+    d.add_argument("--samples", type=_int_at_least(1), default=50,
+                   help="CCM samples per size (default 50)")
     common(d)
     d.set_defaults(func=_demo)
 
@@ -359,12 +480,17 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--var", help="variable to analyse (default: the only one)")
     x.add_argument("--dim", required=True, help="dim that indexes the series, e.g. neuron")
     x.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
-    x.add_argument("--E", type=int, default=None, help="embedding dimension (default: per series)")
-    x.add_argument("--E-max", dest="E_max", type=int, default=None,
-                   help="largest E when choosing E per series")
-    x.add_argument("--tau", type=int, default=None)
-    x.add_argument("--Tp", type=int, default=None)
-    x.add_argument("--out", default="xmap.nc", help="output (.nc or .zarr; default xmap.nc)")
+    which_E = x.add_mutually_exclusive_group()
+    which_E.add_argument("--E", type=_int_at_least(1), default=None,
+                         help="embedding dimension (default: chosen per series)")
+    which_E.add_argument("--E-max", dest="E_max", type=_int_at_least(1), default=None,
+                         help="largest E when choosing E per series (default 10)")
+    x.add_argument("--tau", type=_int_at_least(1), default=None, help="lag (default 1)")
+    x.add_argument("--Tp", type=int, default=None,
+                   help="cross-map horizon: the library at t maps the target at t + Tp "
+                   "(default 0)")
+    x.add_argument("--out", type=_data_path, default="xmap.nc",
+                   help="output: NetCDF (.nc) or Zarr (.zarr) (default xmap.nc)")
     common(x)
     x.set_defaults(func=_xmap)
 
@@ -390,6 +516,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xedm`` console script; returns the exit status.
 
+    Every error is one line on stderr, ``xedm: error: ...``, without a traceback (set the
+    environment variable ``XEDM_DEBUG=1`` to see one); warnings are one line each,
+    ``xedm: warning: ...``.
+
     Parameters
     ----------
     argv : sequence of str, optional
@@ -398,23 +528,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on a usage or input error.
+        0 on success; 2 on a usage or input error (a bad option value, a missing file,
+        variable or dim, an output that cannot be created, data the analysis refuses);
+        1 when the command fails while running (the output cannot be written, an
+        unexpected error); 130 when interrupted.
     """
+    import os
+
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exit_:
+    except _UsageError as err:
+        print(f"xedm: error: {_one_line(err)} (see '{err.prog} --help')", file=sys.stderr)
+        return 2
+    except SystemExit as exit_:  # --help, --version
         return int(exit_.code or 0)
     if args.command is None:
         parser.print_help()
         return 0
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"xedm: warning: {_one_line(message)}", file=sys.stderr)
+
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            if getattr(args, "out", None) is not None:
+                _check_output(args.out, data=args.command != "demo")
+            return args.func(args)
     except CLIError as err:
-        print(f"xedm {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        print(f"xedm: error: {_one_line(err)}", file=sys.stderr)
+        return err.status
     except BrokenPipeError:  # e.g. `xedm demo | head`
         return 0
+    except KeyboardInterrupt:
+        print("xedm: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if os.environ.get("XEDM_DEBUG"):
+            raise
+        print(f"xedm: error: {args.command} failed: {type(err).__name__}: {_one_line(err)} "
+              "(set XEDM_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
