@@ -272,6 +272,14 @@ def test_E_optional_with_embedded(func):
                                out)
 
 
+@pytest.mark.parametrize("func", ["simplex", "smap", "predict_interval", "predict_nonlinear"])
+def test_embedded_must_be_a_bool(func):
+    with pytest.raises(TypeError, match="embedded must be True or False, got 'yes'"):
+        CALLS[func](x, embedded="yes")
+    xr.testing.assert_identical(CALLS[func](x, E=1, embedded=np.True_),
+                                CALLS[func](x, E=1, embedded=1))
+
+
 def test_sweep_messages_name_the_parameter_passed():
     with pytest.raises(ValueError, match="E_max must be >= 1"):
         xedm.embed_dimension(x, E_max=0)

@@ -91,6 +91,14 @@ def check_embedding_fits(E: int, tau: int, T: int, ncols: int = 1, embedded: boo
         )
 
 
+def check_bool(name: str, value) -> bool:
+    """True/False (numpy bools and 0/1 too); anything else, e.g. the string "yes", refused."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
+                                               and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
 def check_solver(solver: str, alpha: float) -> tuple[str, float]:
     if solver not in ("lstsq", "ridge"):
         raise ValueError(f"solver must be 'lstsq' or 'ridge', got {solver!r}")

@@ -50,6 +50,7 @@ _OUT = "__xedm_out__"
 
 def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
             embedded, func: str = "simplex", reserved=PREDICTED, E_name: str = "E"):
+    embedded = v.check_bool("embedded", embedded)
     X, y, cols, tgt, dim = select(data, columns, target, dim)
     check_names(func, X, y, reserved)
     index = time_index(X, dim)
