@@ -280,6 +280,17 @@ def test_embedded_must_be_a_bool(func):
                                 CALLS[func](x, E=1, embedded=1))
 
 
+def test_other_parameters_of_the_wrong_type():
+    with pytest.raises(TypeError, match="singular_values must be True or False"):
+        xedm.smap(x, 2, singular_values="yes")
+    for alpha in ("abc", None, True):
+        with pytest.raises(TypeError, match="alpha must be a number"):
+            xedm.smap(x, 2, solver="ridge", alpha=alpha)
+    ds = xr.Dataset({"x": x, "y": x * 2})
+    with pytest.raises(ValueError, match="columns has repeated names"):
+        xedm.simplex(ds, 2, columns=["x", "y", "x"])
+
+
 def test_sweep_messages_name_the_parameter_passed():
     with pytest.raises(ValueError, match="E_max must be >= 1"):
         xedm.embed_dimension(x, E_max=0)

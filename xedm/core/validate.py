@@ -102,6 +102,8 @@ def check_bool(name: str, value) -> bool:
 def check_solver(solver: str, alpha: float) -> tuple[str, float]:
     if solver not in ("lstsq", "ridge"):
         raise ValueError(f"solver must be 'lstsq' or 'ridge', got {solver!r}")
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a number, got {alpha!r} ({type(alpha).__name__})")
     alpha = float(alpha)
     if not np.isfinite(alpha) or alpha < 0:
         raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")

@@ -37,6 +37,8 @@ def variable_names(arg, name: str) -> list[str]:
             names = None
     if not names or not all(isinstance(n, str) for n in names):
         raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{name} has repeated names: {names}; give each variable once")
     return names
 
 

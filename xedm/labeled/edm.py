@@ -356,6 +356,7 @@ def smap(
     if thetas.size != 1:
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")
     solver, alpha = v.check_solver(solver, alpha)
+    singular_values = v.check_bool("singular_values", singular_values)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"])
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
