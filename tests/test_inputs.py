@@ -346,6 +346,16 @@ def test_huge_E(func):
         CALLS[func](x, **kw)
 
 
+@pytest.mark.parametrize("func", ALL)
+def test_huge_tau_with_E_1(func):
+    # no lags: tau has no effect and must not size any buffer (was a 2**62-long allocation)
+    kw = {"E": [1]} if func == "embed_dimension" else {"E": 1}
+    out = CALLS[func](x, tau=2**62, **kw)
+    ref = CALLS[func](x, tau=1, **kw)
+    assert out.attrs["tau"] == 2**62
+    xr.testing.assert_identical(out.drop_attrs(), ref.drop_attrs())
+
+
 @pytest.mark.parametrize("func", ["simplex", "smap", "predict_interval", "predict_nonlinear"])
 def test_pred_before_the_first_complete_window(func):
     with pytest.raises(ValueError, match="pred selects no time point with a complete embedding"):

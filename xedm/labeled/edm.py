@@ -83,8 +83,8 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
         "lib": describe(lib), "pred": describe(pred), "columns": ", ".join(cols),
         "target": tgt, "embedded": int(bool(embedded)),
     }
-    if embedded:
-        tau = 1  # no lags with embedded=True: tau has no effect (and must not size the padding)
+    if embedded or E == 1:
+        tau = 1  # no lags (embedded=True, E=1): tau has no effect and must not size the padding
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
 
 
@@ -220,7 +220,8 @@ def simplex(
         Embedding dimension; the state at t is ``(x_t, x_{t-tau}, ..., x_{t-(E-1)tau})``.
         Required, except with ``embedded=True`` (where it is the number of columns).
     tau : int, default 1
-        Lag in time steps (>= 1; pyEDM's ``tau=-1``).  No effect with ``embedded=True``.
+        Lag in time steps (>= 1; pyEDM's ``tau=-1``).  No effect with E = 1 or
+        ``embedded=True``.
     Tp : int, default 1
         Prediction horizon; negative values predict the past.  Forecasts past the end of the
         data land on an extended time coordinate with ``observed = NaN``.
