@@ -11,6 +11,8 @@ Signatures shared with the GPU twins::
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -20,6 +22,7 @@ from ._bits import debruijn_table, lowest_bit
 from ._flags import FASTMATH_STRICT
 from .cpu_knn import _insert
 from .cpu_predict import D_MIN
+from .cpu_skill import pow2_exponent
 
 W_NEAREST = np.exp(-1.0)  # weight of the nearest neighbour whenever its distance >= D_MIN
 
@@ -218,7 +221,9 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
 
 @njit(cache=True)
 def _pearson(s):
-    """rho from shifted sums (n, sx, sy, sxx, syy, sxy)."""
+    """rho from shifted sums (n, sx, sy, sxx, syy, sxy) of values scaled to about 1 (see
+    :func:`_scaled_target`), so that neither the sums nor the product of the variances can
+    overflow or underflow."""
     n = s[0]
     if n < 3:
         return np.nan
@@ -227,7 +232,41 @@ def _pearson(s):
     cxy = s[5] - s[1] * s[2] / n
     if cxx <= 0.0 or cyy <= 0.0:
         return np.nan
-    return cxy / np.sqrt(cxx * cyy)
+    return cxy / (np.sqrt(cxx) * np.sqrt(cyy))
+
+
+@njit(cache=True)
+def _scaled_target(y, rows, ok, out):
+    """``out = (y * 2^-a - m) * 2^-b``, the target on a footing independent of its unit: 2^-a
+    brings its largest finite |value| into [0.5, 1), m is the mean of the values ``y[rows[i]]``
+    where ``ok[i]`` (the rows observed), 2^-b brings the largest finite |value| left into
+    [0.5, 1).  The powers of 2 are exact; NaN stays NaN.  Pearson's rho is invariant to this
+    affine map, and simplex predictions (weighted means of the target) follow it, so the sums
+    of rho can neither overflow nor underflow, whatever the data's unit."""
+    T = y.shape[0]
+    mx = 0.0
+    for q in range(T):
+        if np.isfinite(y[q]):
+            mx = max(mx, abs(y[q]))
+    f = math.ldexp(1.0, -pow2_exponent(mx))
+    m = 0.0
+    cnt = 0
+    for i in range(rows.shape[0]):
+        if ok[i]:
+            m += y[rows[i]] * f
+            cnt += 1
+    if cnt > 0:
+        m /= cnt
+    mx = 0.0
+    for q in range(T):
+        v = y[q] * f - m
+        out[q] = v
+        if np.isfinite(v):
+            mx = max(mx, abs(v))
+    f = math.ldexp(1.0, -pow2_exponent(mx))
+    for q in range(T):
+        out[q] *= f
+    return cnt
 
 
 @njit(cache=True)
@@ -289,8 +328,9 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
     are members; when the table is too shallow for that (``complete`` False and fewer than k
     members found) that subset falls back to a direct search.  Rows outermost: one pass over
     a row's table serves all subsets at once, 64 per machine word of the bit-packed
-    membership.  Pearson sums are accumulated per (subset, target) and thread, shifted by the
-    target's mean for accuracy.
+    membership.  Pearson sums are accumulated per (subset, target) and thread, on the targets
+    scaled and shifted by their mean once up front (:func:`_scaled_target`), so that rho does
+    not depend on the data's unit.
     """
     nchunk = max(1, min(numba.get_num_threads(), idx.shape[0]))  # one partial sum per thread
     return _ccm_skill(idx, dist, members, pack_members(members), Y, obs_ok, k, Tp, Xpad, pad,
@@ -312,15 +352,12 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
     full = np.zeros(W, np.uint64)
     for s in range(nS):
         full[s // 64] |= np.uint64(1) << np.uint64(s % 64)
-    shift = np.zeros(nT)
-    for t in range(nT):
-        cnt = 0
-        for pi in range(P):
-            if obs_ok[t, pi]:
-                shift[t] += Y[t, pred_t[pi] + Tp]
-                cnt += 1
-        if cnt > 0:
-            shift[t] /= cnt
+    # the targets scaled and shifted by their mean over the rows observed: predictions and
+    # observations from Ys are (value - mean) * scale, which leaves rho as it is
+    Ys = np.empty(Y.shape)
+    obs_t = pred_t + Tp
+    for t in prange(nT):
+        _scaled_target(Y[t], obs_t, obs_ok[t], Ys[t])
     # n, sum y, sum y^2 over the rows observed are the same for every subset: once per target
     # (``miss`` takes back the rare rows a subset cannot predict); per subset only
     # sum x, sum x^2, sum xy, per thread
@@ -330,7 +367,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
             continue
         for t in range(nT):
             if obs_ok[t, pi]:
-                yv = Y[t, pred_t[pi] + Tp] - shift[t]
+                yv = Ys[t, pred_t[pi] + Tp]
                 base[t, 0] += 1.0
                 base[t, 1] += yv
                 base[t, 2] += yv * yv
@@ -349,15 +386,15 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
         stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
         xmemo = np.empty((1 << D, nT))
         mstamp = np.full(1 << D, -1, np.int64)
-        yrow = np.empty(nT)  # this row's observed targets, shifted, and which exist
+        yrow = np.empty(nT)  # this row's observed targets, scaled, and which exist
         okrow = np.empty(nT, np.bool_)
-        xrow = np.zeros(nT)  # one subset's predictions of this row, shifted
+        xrow = np.zeros(nT)  # one subset's predictions of this row, scaled
         for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
             if idx[pi, 0] < 0:
                 continue
             for t in range(nT):
                 okrow[t] = obs_ok[t, pi]
-                yrow[t] = Y[t, pred_t[pi] + Tp] - shift[t] if okrow[t] else 0.0
+                yrow[t] = Ys[t, pred_t[pi] + Tp] if okrow[t] else 0.0
             for v in range(W):
                 need[v] = full[v]
             for s in range(nS):
@@ -433,8 +470,8 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                         if okrow[t]:
                             acc = 0.0
                             for jj in range(m):
-                                acc += w[jj] * Y[t, nb[jj] + Tp]
-                            xrow[t] = acc / wsum - shift[t]
+                                acc += w[jj] * Ys[t, nb[jj] + Tp]
+                            xrow[t] = acc / wsum
                     if key >= 0:
                         for t in range(nT):
                             xmemo[key, t] = xrow[t]
@@ -499,7 +536,11 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     Per row and target, the first k table entries whose target value is finite are used (the
     table is deep enough for the target with the most NaN); Pearson is accumulated on the fly.
     The weights of a row's first k in-range entries are computed once for all targets; a
-    target with a non-finite value among them takes the row's own scan instead.
+    target with a non-finite value among them takes the row's own scan instead.  Predictions
+    and observations enter the sums scaled by a power of 2 (the largest |value| observed in
+    [0.5, 1)) and shifted by their mean, so that rho does not depend on the data's unit
+    (predictions, weighted means of the target, are computed in its unit: only values within
+    a factor k of the largest double could overflow there).
     """
     T, nT = Yt.shape
     P = idx.shape[0]
@@ -517,15 +558,23 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     for t in prange(nT):
         qs = np.empty(k, np.int64)
         ws = np.empty(k)
-        mean = 0.0
+        # values and predictions enter the sums as (v * 2^-e - mean): 2^-e brings the
+        # largest |value| observed into [0.5, 1), mean is that of the scaled observations
+        mx = 0.0
         cnt = 0
         for pi in range(P):
             q = pred_t[pi] + Tp
             if pred_ok[pi] and 0 <= q < T and np.isfinite(Yt[q, t]):
-                mean += Yt[q, t]
+                mx = max(mx, abs(Yt[q, t]))
                 cnt += 1
         if cnt == 0:
             continue
+        f = math.ldexp(1.0, -pow2_exponent(mx))
+        mean = 0.0
+        for pi in range(P):
+            q = pred_t[pi] + Tp
+            if pred_ok[pi] and 0 <= q < T and np.isfinite(Yt[q, t]):
+                mean += Yt[q, t] * f
         mean /= cnt
         s = np.zeros(6)
         for pi in range(P):
@@ -550,8 +599,8 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
                     acc += ws[j] * Yt[qs[j], t]
                     wsum += ws[j]
                 pred = acc / wsum
-            x = pred - mean
-            yv = Yt[qo, t] - mean
+            x = pred * f - mean
+            yv = Yt[qo, t] * f - mean
             s[0] += 1.0
             s[1] += x
             s[2] += yv
