@@ -122,16 +122,26 @@ def smap(X, y, E, theta=0.0, tau=1, Tp=1, knn=None, excl=0, lib=None, pred=None,
             coefs.append(None)
             continue
         d = np.array([n[0] for n in nb])
-        w = np.ones(len(d)) if theta == 0 or d.mean() == 0 else np.exp(-theta * d / d.mean())
+        # exp(-theta d / mean d) relative to the nearest: the common factor exp(-lf) cancels
+        # in least squares (ridge: the penalty takes it, alpha e^(2 lf))
+        local = theta != 0 and d.mean() != 0
+        w = np.exp(-theta * (d - d.min()) / d.mean()) if local else np.ones(len(d))
+        lf = theta * d.min() / d.mean() if local else 0.0
         A = np.array([np.concatenate([[1.0], state(X, n[2], E, tau, embedded)]) for n in nb])
         b = np.array([y[n[2] + Tp] for n in nb])
         A = A * w[:, None]
         b = b * w
         if alpha > 0:
             D = A.shape[1] - 1
-            A = np.vstack([A, np.hstack([np.zeros((D, 1)), np.sqrt(alpha) * np.eye(D)])])
+            ra = np.sqrt(alpha) * np.exp(lf)
+            A = np.vstack([A, np.hstack([np.zeros((D, 1)), ra * np.eye(D)])])
             b = np.concatenate([b, np.zeros(D)])
-        c = np.linalg.lstsq(A, b, rcond=None)[0]
+        # columns divided by their norms (which decides the minimum-norm solution of a
+        # rank-deficient problem), targets by their largest |value|
+        ca = np.linalg.norm(A, axis=0)
+        ca[ca == 0] = 1.0
+        cb = np.abs(b).max() or 1.0
+        c = np.linalg.lstsq(A / ca, b / cb, rcond=None)[0] * cb / ca
         coefs.append(c)
         preds.append(c @ np.concatenate([[1.0], sp]))
     return {"out_t": np.array(out_t), "prediction": np.array(preds), "observed": np.array(obs),
