@@ -218,6 +218,7 @@ def make_data(spec: dict) -> Data:
     if layout in ("numpy", "list"):
         arr = a[0] if rows == 1 and spec["oned"] else a
         d.obj = arr if layout == "numpy" else arr.tolist()
+        d.numeric = np.asarray(d.obj).dtype.kind in "iuf"  # a list of floats from objects
         d.tdim = "time"
         d.sdim = None if arr.ndim == 1 else "dim_0"
         d.names = ["x"]
@@ -613,7 +614,7 @@ def _common_edm(p: Params, func: str, sig: dict):
             if p.draw(st.booleans()):
                 p.put("E", ncols)
             else:
-                p.integer("E", _small(1, 4), 1)
+                p.integer("E", _small(1, 4), 1, none_ok=True)  # E may be left out
         else:
             p.integer("E", _small(1, 6), 1)
             if p.draw(st.integers(0, 9)) == 0:
