@@ -32,7 +32,7 @@ from .embed import (
     windows_finite,
 )
 from .simplex import finite_or_zero, sweep_predict
-from .skill import skill
+from .skill import skill, unit_exponents
 
 TABLE_BYTES = 512 * 2**20
 # Table depth = DEPTH_FACTOR * k * n_valid / smallest sampled size (+16): deep enough that a
@@ -203,7 +203,9 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     tgt_ok = _target_ok(fin, T, Tp)
     # the distinct target sets decide the table depth
     tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
-    Yt = np.ascontiguousarray(X.T)
+    # targets scaled once per series by a power of 2 (exact): no Pearson sum of xmap_skill
+    # can overflow or underflow, whatever the data's unit
+    Yt = np.ascontiguousarray(np.ldexp(X, -unit_exponents(X)[:, None]).T)
     lookup = get_kernel("xmap_skill", backend)
     if E is None:
         E_used = choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,

@@ -7,6 +7,19 @@ import numpy as np
 from ..kernels import get_kernel
 
 
+def unit_exponents(a: np.ndarray) -> np.ndarray:
+    """Per series (leading axis), the e such that the largest finite |value| times 2^-e lies
+    in [0.5, 1) (0 for none; at least -1021): ``np.ldexp(a, -e)`` rescales exactly, so that
+    sums of squares of the result can neither overflow nor underflow, whatever the unit.
+
+    >>> unit_exponents(np.array([[0.3, -3.0], [np.nan, 1e-300]])).tolist()
+    [2, -996]
+    """
+    a = np.abs(a.reshape(a.shape[0], -1))
+    m = np.where(np.isfinite(a), a, 0.0).max(axis=1, initial=0.0)
+    return np.maximum(np.frexp(m)[1], -1021).astype(np.int64)
+
+
 def skill(observed: np.ndarray, predicted: np.ndarray, axis: int = -1) -> dict[str, np.ndarray]:
     """Pearson ``rho``, mean absolute error ``mae``, ``rmse`` and pair count ``n``.
 

@@ -2,18 +2,18 @@
 
 For each prediction point: weights ``w_i = exp(-theta * d_i / mean(d))`` over its neighbours
 (every library point by default), then ``min || diag(w) (A c - b) ||`` with
-``A = [1, X_{n_i}]`` and ``b = y[n_i + Tp]``, the minimum-norm solution (rcond =
-eps * max(rows, cols), as numpy.linalg.lstsq) of the problem with A's columns scaled.  With
-``solver="ridge"`` the objective is ``|| diag(w) (A c - b) ||^2 + alpha * sum_{j>=1} c_j^2``
-(the intercept is not penalised).  Distances are computed once per prediction point and reused
-for every theta.
+``A = [1, X_{n_i}]`` and ``b = y[n_i + Tp]``: the minimum-norm solution (rcond =
+eps * max(rows, cols), as numpy.linalg.lstsq) of the problem with the columns of diag(w) A
+divided by their norms.  With ``solver="ridge"`` the objective is
+``|| diag(w) (A c - b) ||^2 + alpha * sum_{j>=1} c_j^2`` (the intercept is not penalised).
+Distances are computed once per prediction point and reused for every theta.
 
 Independent of the data's unit: each series (all its columns together) and each target is
 multiplied by a power of 2 that brings its largest |value| into [0.5, 1) (exact: neighbours
 and weights are unchanged, and squared distances cannot overflow); the kernel weights
 relative to the nearest neighbour, ``exp(-theta (d_i - d_min) / mean(d))`` (the common
-factor cancels), scales the columns and targets of each problem by powers of 2 before the
-solve, and returns everything in the data's units.
+factor cancels; with ridge the penalty takes it), divides the columns of each problem by
+their norms for the solve, and returns everything in the data's units.
 """
 
 from __future__ import annotations
@@ -24,15 +24,7 @@ from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from .embed import observed_at, prepare, static_library_size
 from .simplex import batches, default_knn
-from .skill import skill
-
-
-def unit_exponents(a: np.ndarray) -> np.ndarray:
-    """Per series (leading axis), the e such that the largest finite |value| times 2^-e lies
-    in [0.5, 1) (0 for none; at least -1021): ``np.ldexp(a, -e)`` rescales exactly."""
-    a = np.abs(a.reshape(a.shape[0], -1))
-    m = np.where(np.isfinite(a), a, 0.0).max(axis=1, initial=0.0)
-    return np.maximum(np.frexp(m)[1], -1021).astype(np.int64)
+from .skill import skill, unit_exponents
 
 
 def smap(

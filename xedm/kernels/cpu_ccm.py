@@ -222,8 +222,8 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
 @njit(cache=True)
 def _pearson(s):
     """rho from shifted sums (n, sx, sy, sxx, syy, sxy) of values scaled to about 1 (see
-    :func:`_scaled_target`), so that neither the sums nor the product of the variances can
-    overflow or underflow."""
+    :func:`_scaled_target` and :func:`xmap_skill`), so that neither the sums nor the product
+    of the variances can overflow or underflow."""
     n = s[0]
     if n < 3:
         return np.nan
@@ -536,11 +536,10 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     Per row and target, the first k table entries whose target value is finite are used (the
     table is deep enough for the target with the most NaN); Pearson is accumulated on the fly.
     The weights of a row's first k in-range entries are computed once for all targets; a
-    target with a non-finite value among them takes the row's own scan instead.  Predictions
-    and observations enter the sums scaled by a power of 2 (the largest |value| observed in
-    [0.5, 1)) and shifted by their mean, so that rho does not depend on the data's unit
-    (predictions, weighted means of the target, are computed in its unit: only values within
-    a factor k of the largest double could overflow there).
+    target with a non-finite value among them takes the row's own scan instead.  The sums
+    are shifted by each target's mean; the caller scales each target series by a power of 2
+    (largest |value| in [0.5, 1): :func:`xedm.core.skill.unit_exponents`), once per series,
+    so that they cannot overflow or underflow whatever the data's unit.
     """
     T, nT = Yt.shape
     P = idx.shape[0]
@@ -558,23 +557,15 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     for t in prange(nT):
         qs = np.empty(k, np.int64)
         ws = np.empty(k)
-        # values and predictions enter the sums as (v * 2^-e - mean): 2^-e brings the
-        # largest |value| observed into [0.5, 1), mean is that of the scaled observations
-        mx = 0.0
+        mean = 0.0
         cnt = 0
         for pi in range(P):
             q = pred_t[pi] + Tp
             if pred_ok[pi] and 0 <= q < T and np.isfinite(Yt[q, t]):
-                mx = max(mx, abs(Yt[q, t]))
+                mean += Yt[q, t]
                 cnt += 1
         if cnt == 0:
             continue
-        f = math.ldexp(1.0, -pow2_exponent(mx))
-        mean = 0.0
-        for pi in range(P):
-            q = pred_t[pi] + Tp
-            if pred_ok[pi] and 0 <= q < T and np.isfinite(Yt[q, t]):
-                mean += Yt[q, t] * f
         mean /= cnt
         s = np.zeros(6)
         for pi in range(P):
@@ -599,8 +590,8 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
                     acc += ws[j] * Yt[qs[j], t]
                     wsum += ws[j]
                 pred = acc / wsum
-            x = pred * f - mean
-            yv = Yt[qo, t] * f - mean
+            x = pred - mean
+            yv = Yt[qo, t] - mean
             s[0] += 1.0
             s[1] += x
             s[2] += yv
