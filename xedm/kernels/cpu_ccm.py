@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from . import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._bits import debruijn_table, lowest_bit
-from ._flags import FASTMATH_STRICT
+from ._flags import FASTMATH_DIST, FASTMATH_STRICT
 from .cpu_knn import _insert
 from .cpu_predict import D_MIN
 from .cpu_skill import pow2_exponent
@@ -146,7 +146,7 @@ def _sort_pairs(cd, cq, n, td, tq):
             cq[o] = src_q[o]
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
     """The ``depth`` nearest library points of every prediction row, exactly ordered by
     (distance, |dt|, t).

@@ -2,7 +2,11 @@
 
 Distances are computed straight from the zero-padded series ``Xpad`` (B, C, pad + T), never
 from a copied embedding matrix, and fused with top-k selection, so memory is O(P * k).
-Neighbours are ordered by (distance, |t_pred - t_lib|, t_lib), all ascending.
+Neighbours are ordered by (distance, |t_pred - t_lib|, t_lib), all ascending.  Every kernel
+orders by the same exact squared distance: the plain float64 sum of the squared differences
+from 0.0, lag by lag and column by column within a lag, never fused into FMAs (``FASTMATH_DIST``)
+nor updated row to row (a bound or a screen may be, never a compared value), so exact ties
+(runs of equal values) are exact in every kernel and decided by (|dt|, t).
 
 Signature shared with the GPU twin::
 
@@ -21,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._flags import FASTMATH_STRICT
+from ._flags import FASTMATH_DIST
 
 CHUNK = 256  # candidates per block: small, so a full row skips most blocks by a count
 
@@ -179,7 +183,7 @@ def _bounds_from_previous_row(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list
                                    idx, dist, ie, b, pj)
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
     nE, B, T = lib_ok.shape
     P = pred_t.shape[0]
@@ -245,13 +249,47 @@ def _sq(Xpad, b, C, i, j):
     return s
 
 
+@njit(cache=True, inline="always")
+def _tile_d2(Xpad, pad, b, E, tau, p, q0, n, out):
+    """Exact squared distances from state p to the states q0 .. q0 + n - 1 into ``out``:
+    ``sum_e sum_c (x_c[p - e*tau] - x_c[q - e*tau])**2`` added up from 0.0 lag by lag, column
+    by column within a lag, as ``_chunk_distances`` (vectorized across q; each value is the
+    same sum in the same order, so the kernels' distances agree bit for bit)."""
+    C = Xpad.shape[1]
+    for j in range(n):
+        out[j] = 0.0
+    for e in range(E):
+        for c in range(C):
+            xp = Xpad[b, c, pad + p - e * tau]
+            base = pad + q0 - e * tau
+            xs = Xpad[b, c, base : base + n]  # a view: plain j indexing vectorizes
+            for j in range(n):
+                diff = xp - xs[j]
+                out[j] += diff * diff
+
+
+@njit(cache=True, inline="always")
+def _gather_d2(Xpad, pad, b, E, tau, p, q0, js, m, out):
+    """:func:`_tile_d2` for the states q0 + js[i], i < m, only, into ``out[i]``: the same sums
+    in the same order, interleaved across candidates (independent chains)."""
+    C = Xpad.shape[1]
+    for i in range(m):
+        out[i] = 0.0
+    for e in range(E):
+        for c in range(C):
+            xp = Xpad[b, c, pad + p - e * tau]
+            base = pad + q0 - e * tau
+            for i in range(m):
+                diff = xp - Xpad[b, c, base + js[i]]
+                out[i] += diff * diff
+
+
 @njit(cache=True)
-def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist, pred_t, pi, q_hi, slack):
+def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist, pred_t, pi, q_hi):
     """Upper bound on row pi's k-th nearest squared distance from the row tau steps back (an
-    earlier row of the same strip, squared distances not yet rooted): its k neighbours so
-    far, shifted by tau, are k valid candidates, their distances updated in O(1) each
-    (:func:`_shifted_d2`).  ``slack`` (absolute) covers the recurrence's rounding drift, so no
-    true neighbour is cut off.  inf when unusable."""
+    earlier row of the same strip, exact squared distances not yet rooted): its k neighbours,
+    shifted by tau, are k valid candidates, their distances updated in O(1) each
+    (:func:`_shifted_d2`, rounding slack included).  inf when unusable."""
     pj = pi - tau
     p = pred_t[pi]
     if pred_t[pj] != p - tau or idx[b, pj, k - 1] < 0:
@@ -262,21 +300,31 @@ def _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist, pred_t, pi, q_h
         if q >= q_hi or not lib_ok[b, q] or abs(q - p) <= excl:
             return np.inf
         worst = max(worst, _shifted_d2(Xpad, pad, b, E, tau, p, q, dist[b, pj, j]))
-    return worst + slack
+    return worst
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi, slack):
+EPS = np.finfo(np.float64).eps
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
+def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi, spread2):
     """One E by diagonal recurrence: cost O(1) per (prediction, library) pair for any E.
 
     Along a diagonal of the distance matrix,
     ``d2(p, q) = d2(p - tau, q - tau) + s(p, q) - s(p - E*tau, q - E*tau)`` with
     ``s(i, j) = sum_c (x_c[i] - x_c[j])**2``.  Each task owns a strip of consecutive time rows
     (so no two threads touch the same neighbour row) and walks library tiles of TILE columns;
-    the first tau rows and columns of a tile are summed directly, which also bounds rounding
-    drift to STRIP steps.  Needs ``pad >= E * tau`` and prediction rows that are (nearly)
-    consecutive; the caller picks :func:`knn_sweep` otherwise.  Output as ``knn_sweep`` for
-    one E: (B, P, k).
+    the first tau rows and columns of a tile are summed directly.  Needs ``pad >= E * tau``
+    and prediction rows that are (nearly) consecutive; the caller picks :func:`knn_sweep`
+    otherwise.  Output as ``knn_sweep`` for one E: (B, P, k).
+
+    The recurrence only screens: it drifts by rounding, so an exact tie can come out a few
+    ulps above or below its twin, which would decide the tie by noise.  A pair passes the
+    screen when its recurrence value is within a rounding ``slack`` of the current threshold
+    (a bound on the drift over the strip, from ``spread2`` (B,), the squared range of the
+    values of each series, padding included); its distance is then summed directly
+    (:func:`_tile_d2`, :func:`_gather_d2`), and only that exact value is compared and stored,
+    in the order (distance, |dt|, t).
     """
     B, C, _ = Xpad.shape
     P = pred_t.shape[0]
@@ -284,6 +332,7 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
     dist = np.full((B, P, k), np.inf)
     nstrip = (P + STRIP - 1) // STRIP
     back = E * tau
+    D = E * C
     for task in prange(B * nstrip):
         b = task // nstrip
         s0 = task - b * nstrip
@@ -291,7 +340,14 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
         i1 = min(P, i0 + STRIP)
         r0 = pred_t[i0]
         nrows = pred_t[i1 - 1] + 1 - r0
+        # rounding of a recurrence value: at most nrows updates of C terms, each squared
+        # difference below spread2 and the running sum below (D + 1) * spread2, so each update
+        # rounds by at most (D + 4) ulps of spread2; the direct sums (the recurrence's start
+        # and the exact value) by at most D * D each.  Bounded 16 times over:
+        slack = 8.0 * EPS * spread2[b] * (C * (D + 4) * nrows + 2 * D * D)
         ring = np.empty((tau + 1, TILE))
+        exact = np.empty(TILE)  # exact squared distances of a tile's screened candidates
+        js = np.empty(TILE, np.int64)  # ... and their columns
         for c0 in range(q_lo[b], q_hi[b], TILE):
             nq = min(TILE, q_hi[b] - c0)
             pi = i0
@@ -348,17 +404,53 @@ def knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi
                         bnd = np.inf
                         if drow[k - 1] == np.inf and pi - tau >= i0:
                             bnd = _row_bound(Xpad, pad, b, E, tau, k, excl, lib_ok, idx, dist,
-                                             pred_t, pi, q_hi[b], slack[b])
+                                             pred_t, pi, q_hi[b])
                         thr = min(drow[k - 1], bnd)
+                        screen = thr + slack  # what a recurrence value may show for thr
                         hits = 0  # vectorized count first: most tiles hold no candidate
                         for j in range(nq):
-                            hits += cur[j] <= thr
-                        for j in range(nq if hits > 0 else 0):
-                            d = cur[j]
-                            if d <= thr:
-                                q = c0 + j
-                                if lib_ok[b, q] and abs(q - p) > excl:
-                                    _insert(drow, irow, k, max(d, 0.0), q, p)
+                            hits += cur[j] <= screen
+                        if hits > 0:
+                            # the screened candidates' exact distances, compacted into
+                            # (js, exact) with those that are no library point for p left out;
+                            # the first `below` of them lie before p in time
+                            m = 0
+                            below = 0
+                            if hits * 8 > nq:
+                                # many (exact ties: runs of equal values): the whole tile in
+                                # one vectorized pass, then only those that come before the
+                                # k-th entry in the full order (a later k-th comes earlier)
+                                _tile_d2(Xpad, pad, b, E, tau, p, c0, nq, exact)
+                                dk = drow[k - 1]
+                                qk = irow[k - 1]
+                                ak = abs(qk - p)
+                                for j in range(nq):  # branch-free compaction, in place
+                                    q = c0 + j
+                                    d = exact[j]
+                                    a = abs(q - p)
+                                    js[m] = j
+                                    exact[m] = d
+                                    ok = ((d <= thr) & lib_ok[b, q] & (a > excl)
+                                          & ((d < dk) | (a < ak) | ((a == ak) & (q < qk))))
+                                    m += ok
+                                    below += ok & (q < p)
+                            else:  # few (a predictable branch): gathered
+                                for j in range(nq):
+                                    if cur[j] <= screen:
+                                        q = c0 + j
+                                        if lib_ok[b, q] and abs(q - p) > excl:
+                                            js[m] = j
+                                            m += 1
+                                            below += q < p
+                                _gather_d2(Xpad, pad, b, E, tau, p, c0, js, m, exact)
+                            # outwards from p: of equally distant points the nearer in time
+                            # come first, and then the others no longer enter (in time order
+                            # each zero-distance point of a run before p would enter in turn)
+                            for t in range(m):
+                                u = below - 1 - t if t < below else t
+                                d = exact[u]
+                                if d <= thr:  # exact: a candidate AT thr may still enter
+                                    _insert(drow, irow, k, d, c0 + js[u], p)
                                     thr = min(drow[k - 1], bnd)
                     pi += 1
         for pi in range(i0, i1):
@@ -377,11 +469,12 @@ def knn_single(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi):
     C = Xpad.shape[1]
     dense = P > 0 and (pred_t[-1] - pred_t[0] + 1) <= 1.25 * P
     if dense and E * C >= 3 and pad >= E * tau:
-        # rounding drift of the recurrence over a strip, as an absolute bound (d2 units)
-        scale = np.abs(Xpad).reshape(Xpad.shape[0], -1).max(axis=1) if Xpad.size else 0.0
-        slack = 1e-14 * STRIP * E * C * np.asarray(scale, np.float64) ** 2
+        # per series the squared range of the values the recurrence reads (padding and
+        # zeroed NaN included): no squared difference exceeds it, so it scales the drift
+        flat = Xpad.reshape(Xpad.shape[0], -1)
+        spread2 = (flat.max(axis=1) - flat.min(axis=1)) ** 2 if Xpad.size else np.zeros(1)
         return knn_diagonal(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi,
-                            np.atleast_1d(slack))
+                            np.ascontiguousarray(spread2, np.float64))
     idx, dist = knn_sweep(
         Xpad, pad, lib_ok[None], pred_t, pred_ok[None], np.array([E], np.int64),
         np.array([k], np.int64), tau, excl, q_lo, q_hi,

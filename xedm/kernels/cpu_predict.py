@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from . import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._bits import debruijn_table, lowest_bit
-from ._flags import FASTMATH, FASTMATH_STRICT
+from ._flags import FASTMATH, FASTMATH_DIST, FASTMATH_STRICT
 from .cpu_knn import CHUNK, _chunk_distances, _insert_at, _row_wanted, _shifted_bound
 from .cpu_skill import pow2_exponent
 
@@ -67,7 +67,7 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
 SWEEP_MAX_E = 64  # E values per simplex_sweep call: one bit each in a uint64 candidate mask
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
                   y, Tp):
     """Simplex predictions for every E of an ascending list (at most SWEEP_MAX_E) without
