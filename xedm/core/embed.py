@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .skill import unit_exponents
+
 
 @dataclass(frozen=True)
 class LibSpec:
@@ -117,16 +119,24 @@ def prediction_times(pred_mask: np.ndarray, E: int, tau: int, embedded: bool) ->
 
 
 def padded_series(X: np.ndarray, pad: int) -> np.ndarray:
-    """A float64 copy of X (B, C, T) with ``pad`` leading zeros and non-finite values set to 0.
+    """A float64 copy of X (B, C, T) with ``pad`` leading zeros and non-finite values set to 0,
+    each series (all its columns together) multiplied by the power of 2 that brings its largest
+    |value| into [0.5, 1).
 
     Non-finite values never enter a valid distance (their states are excluded by the point
-    sets); zeroing them keeps incremental distance sums finite.
+    sets); zeroing them keeps incremental distance sums finite.  The power-of-2 scale is exact
+    (neighbour order and ties are those of the data), keeps squared distances from overflowing
+    or underflowing whatever the data's unit, and makes simplex's ``d_min`` floor (1e-6)
+    relative to the series' magnitude, so simplex skill does not depend on the unit.
     """
     B, C, T = X.shape
     out = np.zeros((B, C, T + pad), dtype=np.float64)
     body = out[:, :, pad:]
     body[...] = X
     body[~np.isfinite(body)] = 0.0
+    e = unit_exponents(body)
+    if e.any():
+        body *= np.ldexp(1.0, -e)[:, None, None]
     return out
 
 
