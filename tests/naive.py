@@ -208,5 +208,63 @@ def xmap(X, E, tau=1, Tp=0, knn=None, excl=0):
                               excl=excl)["rho"] for j in range(N)] for i in range(N)])
 
 
+
+def knn_table(X, lib_ok, pred_t, E, tau, k, excl=0):
+    """Neighbour tables (P, k) for the prediction times ``pred_t``: ``idx`` (-1 = none) and
+    ``dist`` (inf = none) of the k nearest library points (``lib_ok[t]`` True) in the order
+    (distance, |p - q|, q), every library point with ``|p - q| <= excl`` left out.  A row
+    whose state is incomplete or not finite stays empty.
+
+    The squared distance is summed as plain float64 in one fixed order, lag by lag and column
+    by column within a lag (``for e: for c: s += (x_c[p - e*tau] - x_c[q - e*tau]) ** 2``),
+    so that exact ties (long runs of equal values) are exact here too; ties are then decided
+    by |p - q| and q, with no tolerance anywhere.
+    """
+    X = np.asarray(X, float)
+    C = X.shape[0]
+    qs = np.flatnonzero(lib_ok)
+    P = len(pred_t)
+    idx = np.full((P, k), -1, np.int64)
+    dist = np.full((P, k), np.inf)
+    for i, p in enumerate(pred_t):
+        p = int(p)
+        if state(X, p, E, tau) is None:
+            continue
+        cand = qs[np.abs(qs - p) > excl]
+        s = np.zeros(len(cand))
+        for e in range(E):
+            for c in range(C):
+                diff = X[c, p - e * tau] - X[c, cand - e * tau]
+                s = s + diff * diff  # elementwise: the same order for every candidate
+        order = sorted(range(len(cand)), key=lambda j: (s[j], abs(cand[j] - p), cand[j]))
+        for j, o in enumerate(order[:k]):
+            idx[i, j] = cand[o]
+            dist[i, j] = np.sqrt(s[o])
+    return idx, dist
+
+
+def table_predictions(idx, dist, y, Tp, k=None, usable=None):
+    """Simplex predictions from a neighbour table: per row the first k entries (all when k is
+    None) whose library point is ``usable`` (all when None), weights
+    ``exp(-d / max(d_first, 1e-6))``; NaN for a row without one."""
+    P = idx.shape[0]
+    out = np.full(P, np.nan)
+    for i in range(P):
+        ds, ys = [], []
+        for q, d in zip(idx[i], dist[i], strict=True):
+            if q < 0:
+                break
+            if usable is not None and not usable[q]:
+                continue
+            ds.append(d)
+            ys.append(y[q + Tp])
+            if k is not None and len(ds) == k:
+                break
+        if ds:
+            w = np.exp(-np.array(ds) / max(ds[0], 1e-6))
+            out[i] = np.sum(w * np.array(ys)) / np.sum(w)
+    return out
+
+
 # Recurrence quantification references (dense brute force) live beside this file.
 from naive_rqa import *  # noqa: E402,F401,F403
