@@ -351,3 +351,37 @@ def test_cross_map_labels_time_and_layout():
     np.testing.assert_array_equal(out.rho.values[1],
                                   da.isel(neuron=[0, 1]).edm.xmap(dim="neuron", E=2,
                                                                   progress=False).rho.values)
+
+
+def test_cross_map_columns_must_be_names():
+    ds = xedm.datasets.coupled_logistic(60)
+    for bad in (0, [0, 1], ["x", 1]):  # was "'int' object is not iterable"
+        with pytest.raises(TypeError, match="columns must be a variable name or a list"):
+            xedm.xmap(ds, columns=bad, E=2)
+        with pytest.raises(TypeError, match="columns must be a variable name or a list"):
+            xedm.ccm(ds, bad, E=2, lib_sizes=[10])
+
+
+def test_cross_map_huge_tau():
+    ds = xedm.datasets.coupled_logistic(60)
+    # E = 1 has no lags: tau has no effect and sizes no buffer (was "array is too big")
+    for E in (1, [1, 1]):
+        out = xedm.ccm(ds, ["x", "y"], E=E, tau=2**62, lib_sizes=[10, 40], samples=3, seed=0,
+                       progress=False)
+        ref = xedm.ccm(ds, ["x", "y"], E=E, tau=1, lib_sizes=[10, 40], samples=3, seed=0,
+                       progress=False)
+        assert out.attrs["tau"] == 2**62
+        xr.testing.assert_identical(out.drop_attrs(), ref.drop_attrs())
+    for kw in ({"E": 1}, {"E": None, "E_max": 1}):
+        out = xedm.xmap(ds, columns=["x", "y"], tau=2**62, progress=False, **kw)
+        ref = xedm.xmap(ds, columns=["x", "y"], tau=1, progress=False, **kw)
+        assert out.attrs["tau"] == 2**62
+        xr.testing.assert_identical(out.drop_attrs(), ref.drop_attrs())
+    # E > 1 (for one series, or E_max > 1 when E is chosen): the clear (E-1)*tau error
+    for tau in (2**62, 2**70):
+        with pytest.raises(ValueError, match=r"E=2 with tau=\d+ needs \(E-1\)\*tau"):
+            xedm.ccm(ds, ["x", "y"], E=[1, 2], tau=tau, lib_sizes=[10])
+        with pytest.raises(ValueError, match=r"E=2 with tau=\d+ needs \(E-1\)\*tau"):
+            xedm.xmap(ds, columns=["x", "y"], E=2, tau=tau)
+        with pytest.raises(ValueError, match=r"E_max=10 with tau=\d+ needs \(E_max-1\)\*tau"):
+            xedm.xmap(ds, columns=["x", "y"], tau=tau)

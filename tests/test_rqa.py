@@ -751,3 +751,58 @@ def test_benchmark_script_runs():
     out = mod.main(["cpu", "--sizes", "600", "--quick", "--no-pyrqa"])
     row = out["rows"][0]
     assert row["N"] == 600 and abs(row["xedm"]["RR"] - 0.05) < 0.01
+
+
+def test_variable_names_must_be_str():
+    ds = xedm.datasets.coupled_logistic(60)
+    for func in (xedm.rqa, xedm.recurrence_plot):
+        for bad in (0, [0], ["x", 1]):  # was "'int' object is not iterable"
+            with pytest.raises(TypeError, match="columns must be a variable name or a list"):
+                func(ds, bad, eps=0.5)
+        with pytest.raises(TypeError, match="other must be a variable name or a list"):
+            func(ds, "x", other=0, eps=0.5)
+
+
+@pytest.mark.parametrize("func", [xedm.rqa, xedm.recurrence_plot])
+@pytest.mark.parametrize("what", ["other", "joint"])
+def test_partner_needs_as_many_variables_as_columns(func, what):
+    """Cross distances and the joint matrix pair the state coordinates one to one: a
+    multivariate state (columns= of several variables) needs a partner of as many variables
+    (it was a reshape error for a one-variable partner)."""
+    ds = xedm.datasets.coupled_logistic(60)
+    ds["z"] = ds.x * 2
+    before = ds.copy(deep=True)
+    with pytest.raises(ValueError, match=f"{what}= is one series, but columns= names 2 "
+                                         f"variables.*{what}= as a list of 2 variable names"):
+        func(ds, ["x", "y"], eps=0.5, **{what: ds.z})
+    with pytest.raises(ValueError, match=f"{what}= names 1 variable.*columns has 2"):
+        func(ds, ["x", "y"], eps=0.5, **{what: "z"})
+    xr.testing.assert_identical(ds, before)
+    # as many variables: fine, and equal to the DataArray partner with one column
+    func(ds, ["x", "y"], eps=0.5, **{what: ["z", "x"]})
+    a = func(ds, "x", eps=0.5, **{what: ds.z})
+    b = func(ds, "x", eps=0.5, **{what: "z"})
+    xr.testing.assert_equal(a, b)
+
+
+@pytest.mark.parametrize("func", [xedm.rqa, xedm.recurrence_plot])
+def test_dim_missing_from_the_chosen_variables(func):
+    """The Dataset has the dim, the chosen variable does not: the message names dim= and the
+    variable (it named an internal dim)."""
+    rng = np.random.default_rng(0)
+    ds = xr.Dataset({"x": ("time", rng.random(60)), "y": ("time", rng.random(60)),
+                     "w2": (("series", "time"), rng.random((2, 60)))})
+    with pytest.raises(ValueError, match=r"dim='series': variable 'x' has no dim 'series'") as e:
+        func(ds, "x", eps=0.5, dim="series")
+    assert "_rqa" not in str(e.value)
+    with pytest.raises(ValueError, match=r"dim='series': variable 'y' has no dim 'series'"):
+        func(ds, "w2", other="y", eps=0.5, dim="series")
+    # a DataArray partner without the data's time dim: named as other=
+    with pytest.raises(ValueError, match=r"other=: the series has no dim 'time'"):
+        func(ds, "x", other=ds.y.rename(time="t"), eps=0.5)
+    # a numpy partner takes the data's time dim on its last axis
+    a = func(ds.rename(time="t"), "x", other=ds.y.values, eps=0.5, dim="t")
+    b = func(ds.rename(time="t"), "x", other="y", eps=0.5, dim="t")
+    if isinstance(a, xr.Dataset):
+        a, b = a.to_dataarray(), b.to_dataarray()
+    np.testing.assert_array_equal(a.values, b.values)

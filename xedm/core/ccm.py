@@ -79,9 +79,10 @@ def ccm(
     for i in progress(range(N)):
         Ei = int(E[i])
         k = Ei + 1 if knn is None else int(knn)
-        pad = Ei * tau
+        tau_i = tau if Ei > 1 else 1  # E = 1 has no lags: tau must not size the padding
+        pad = Ei * tau_i
         Xpad = padded_series(X[i][None, None], pad)[0]
-        win = window_finite(fin[i][None], Ei, tau, False)[0]
+        win = window_finite(fin[i][None], Ei, tau_i, False)[0]
         pred_t = np.flatnonzero(win).astype(np.int64)
         valid_all = win[None, :] & tgt_ok  # (N targets, T)
         groups: dict[bytes, list[int]] = {}
@@ -110,12 +111,12 @@ def ccm(
                 depth = k
             depth = int(min(nv, depth, max(k, TABLE_BYTES // (16 * max(len(pred_t), 1)))))
             complete = depth >= nv
-            idx, dist = table(Xpad, pad, valid, pred_t, np.ones(len(pred_t), bool), Ei, tau,
+            idx, dist = table(Xpad, pad, valid, pred_t, np.ones(len(pred_t), bool), Ei, tau_i,
                               excl, depth)
             Y = np.ascontiguousarray(np.where(fin[js], X[js], 0.0))
             obs_ok = tgt_ok[js][:, pred_t]
-            r = skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, Ei, tau, excl, pred_t,
-                      complete)
+            r = skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, Ei, tau_i, excl,
+                      pred_t, complete)
             rho[i, js] = r[which].T.reshape(len(js), len(lib_sizes), samples)
     return {"rho": rho, "n_valid": n_valid}
 
@@ -133,7 +134,10 @@ def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
 def _point_sets(X, fin, sl, E_list, tau, lib_mask) -> Prepared:
     """Kernel inputs for the series ``X[sl]`` at every E of ``E_list`` (ascending): library
     points are complete finite windows where ``lib_mask`` ((nb, T) or (T,)) holds; prediction
-    rows are the union of the series' complete windows."""
+    rows are the union of the series' complete windows.  With E = 1 alone there are no lags:
+    tau has no effect and must not size the padding (tau=2**62 would be a too-big array)."""
+    if int(E_list[-1]) == 1:
+        tau = 1
     win = windows_finite(fin[sl], E_list, tau)
     lib_ok = win & lib_mask
     pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)

@@ -26,6 +26,9 @@ VAR = "__xedm_variable__"  # the columns' axis while X is built
 
 # ----------------------------------------------------------------------------- before
 def variable_names(arg, name: str) -> list[str]:
+    """The variable name(s) a user passed as ``name`` (e.g. columns=): one str or a list of
+    distinct str; None gives [].  Anything else (an int, an empty list, non-str items) is a
+    TypeError, repeated names a ValueError, each naming the parameter."""
     if arg is None:
         return []
     if isinstance(arg, str):
@@ -37,8 +40,10 @@ def variable_names(arg, name: str) -> list[str]:
             names = None
     if not names or not all(isinstance(n, str) for n in names):
         raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"{name} has repeated names: {names}; give each variable once")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{name}={arg!r} names {repeated} more than once; give each variable "
+                         "once")
     return names
 
 

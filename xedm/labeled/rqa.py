@@ -34,6 +34,7 @@ from ..recurrence.recurrence import (
     thresholds,
 )
 from ..recurrence.threshold import eps_for_recurrence_rate
+from .checks import as_xarray, variable_names
 from .common import check_numeric, resolve_dim, time_index
 
 _VAR = "_rqa_variable"
@@ -51,26 +52,27 @@ _DOC_MEASURES = {
 
 
 # ----------------------------------------------------------------------------- inputs
-def _names(arg, name):
-    names = [arg] if isinstance(arg, str) else list(arg)
-    if not names or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"{name}={arg!r} names {repeated} more than once; name each variable "
-                         "once")
-    return names
+def _resolve_dim(data, dim, what):
+    """resolve_dim, with a message naming the partner (other=, joint=) when it lacks ``dim``."""
+    try:
+        return resolve_dim(data, dim)
+    except ValueError:
+        if what == "data":
+            raise
+        raise ValueError(f"{what}=: the series has no dim {dim!r}, the data's time dim (its "
+                         f"dims: {list(data.dims)}); rename its time dim to {dim!r} first, "
+                         f"e.g. {what}=y.rename({{'<its time dim>': {dim!r}}})") from None
 
 
 def _stack(data, names, dim, what):
     """DataArray (..., _VAR, dim) of the chosen variables."""
     if isinstance(data, np.ndarray):
-        data = xr.DataArray(data, dims=["time"] if data.ndim == 1 else None)
+        data = as_xarray(data, dim)  # time on the last axis, as in the EDM functions
     if isinstance(data, xr.DataArray):
         if names is not None:
             raise TypeError(f"{what}: variable names choose variables of a Dataset; "
                             "with a DataArray pass DataArrays")
-        dim = resolve_dim(data, dim)
+        dim = _resolve_dim(data, dim, what)
         check_numeric(data, str(data.name or what))
         return data.expand_dims({_VAR: 1}, axis=-1).transpose(..., _VAR, dim), dim
     if not isinstance(data, xr.Dataset):
@@ -78,27 +80,40 @@ def _stack(data, names, dim, what):
     if names is None:
         raise ValueError(f"{what}: name the variable(s), e.g. ds.edm.rqa('x'); the Dataset has "
                          f"{sorted(map(str, data.data_vars))}")
-    names = _names(names, "columns" if what == "data" else what)
+    names = variable_names(names, "columns" if what == "data" else what)
     for n in names:
         if n not in data.data_vars:
             raise ValueError(f"{what}: unknown variable {n!r}; the Dataset has "
                              f"{sorted(map(str, data.data_vars))}")
         check_numeric(data[n], n)
     dim = resolve_dim(data, dim)
+    for n in names:  # the Dataset has dim, but each chosen variable needs it
+        if dim not in data[n].dims:
+            raise ValueError(f"dim={dim!r}: variable {n!r} has no dim {dim!r} (its dims: "
+                             f"{list(data[n].dims)}); pass dim='<the time dimension of {n}>'")
     X = xr.concat([data[n] for n in names], dim=_VAR, coords="minimal", compat="override",
                   join="outer")
     return X.transpose(..., _VAR, dim), dim
 
 
 def _partner(data, arg, ncols, dim, what):
+    """The other= / joint= series as (..., _VAR, dim): as many variables as the data (columns=),
+    since cross distances and the joint matrix pair the state coordinates one to one."""
     if arg is None:
         return None
-    if isinstance(data, xr.Dataset) and not isinstance(arg, (xr.DataArray, xr.Dataset)):
-        names = _names(arg, what)
+    series = isinstance(arg, (xr.DataArray, xr.Dataset)) or (
+        isinstance(arg, np.ndarray) and arg.dtype.kind not in "OUS")  # values, not names
+    if isinstance(data, xr.Dataset) and not series:
+        names = variable_names(arg, what)
         if len(names) != ncols:
-            raise ValueError(f"{what}= names {len(names)} variable(s); columns has {ncols}")
+            raise ValueError(f"{what}= names {len(names)} variable(s); columns has {ncols}: "
+                             f"give {what}= as many variables as columns=")
         return _stack(data, names, dim, what)[0]
     Y, _ = _stack(arg, None, dim, what)
+    if ncols != 1:
+        raise ValueError(f"{what}= is one series, but columns= names {ncols} variables (one "
+                         f"multivariate state), and {what}= needs as many: pass {what}= as a "
+                         f"list of {ncols} variable names of the Dataset")
     return Y
 
 
@@ -215,7 +230,8 @@ def _prepare(data, columns, other, joint, E, tau, dim, norm):
     kind = "self" if Y is None else ("cross" if other is not None else "joint")
     if Y is not None:
         if dim not in Y.dims:
-            raise ValueError(f"{kind}: the partner series has no dim {dim!r} (dims {Y.dims})")
+            raise ValueError(f"{'other' if kind == 'cross' else 'joint'}=: the series has no "
+                             f"dim {dim!r}, the data's time dim (its dims: {list(Y.dims)})")
         ydim = f"{dim}_" if kind == "cross" else dim
         Y = Y.rename({dim: ydim}) if kind == "cross" else Y
         if kind == "joint" and Y.sizes[dim] != X.sizes[dim]:

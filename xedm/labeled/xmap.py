@@ -14,6 +14,7 @@ from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
 from ..options import get_option
+from .checks import variable_names
 from .common import check_numeric, resolve_dim
 
 _SER = "__xedm_series__"
@@ -60,18 +61,15 @@ def _series(data, dim: str | None, columns, time_dim: str | None, reserved: tupl
             raise ValueError(
                 f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
             )
-        names = [columns] if isinstance(columns, str) else list(columns)
+        names = variable_names(columns, "columns")  # one name or a list of distinct names
         for n in names:
-            if not isinstance(n, str) or n not in data.data_vars:
+            if n not in data.data_vars:
                 raise ValueError(
                     f"unknown variable {n!r}; the Dataset has {sorted(map(str, data.data_vars))}"
                 )
             check_numeric(data[n], n)
         if len(names) < 2:
             raise ValueError("cross mapping needs at least two variables in columns=")
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"columns= names {repeated} more than once; give each variable once")
         tdim = _time_dim(data, time_dim)
         for n in names:
             if tdim not in data[n].dims:
@@ -334,7 +332,8 @@ def ccm(
         neighbour), dims named like the result's (``library``, ``target``, ``lib_size``,
         ``sample``, ``E``), repeated series labels or columns, an empty series or time dim,
         and when no pair has a single finite rho (e.g. all-NaN or constant data).  With
-        dask-backed data, the checks that need values run per chunk at compute time, and warn (UserWarning) instead of raising.
+        dask-backed data, the checks that need values run per chunk at compute time, and warn
+        (UserWarning) instead of raising.
     TypeError
         For non-numeric data or parameters of the wrong type.
 
