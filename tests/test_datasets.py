@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -379,3 +380,168 @@ def test_many_series_custom_dim():
 def test_bad_input(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ----------------------------------------------------------------- parameter checks
+# every numeric parameter: a real finite number (TypeError naming it otherwise, bool refused),
+# within its range (ValueError naming it); sizes bounded before anything is allocated
+GENERATORS = {
+    "logistic_map": (datasets.logistic_map, (50,)),
+    "tent_map": (datasets.tent_map, (50,)),
+    "henon": (datasets.henon, (50,)),
+    "coupled_logistic": (datasets.coupled_logistic, (50,)),
+    "lorenz63": (datasets.lorenz63, (50,)),
+    "rossler": (datasets.rossler, (50,)),
+    "lorenz96": (datasets.lorenz96, (50,)),
+    "many_series": (datasets.many_series, (3, 50)),
+}
+REALS = [
+    ("logistic_map", "r"), ("logistic_map", "x0"), ("tent_map", "mu"), ("tent_map", "x0"),
+    ("henon", "a"), ("henon", "b"), ("coupled_logistic", "r_x"), ("coupled_logistic", "r_y"),
+    ("coupled_logistic", "beta_xy"), ("coupled_logistic", "beta_yx"),
+    ("coupled_logistic", "x0"), ("coupled_logistic", "y0"), ("lorenz63", "dt"),
+    ("lorenz63", "sigma"), ("lorenz63", "rho"), ("lorenz63", "beta"), ("rossler", "dt"),
+    ("rossler", "a"), ("rossler", "b"), ("rossler", "c"), ("lorenz96", "F"),
+    ("lorenz96", "dt"), ("many_series", "density"), ("many_series", "coupling"),
+]
+INTEGERS = [
+    ("logistic_map", "transient"), ("tent_map", "transient"), ("henon", "transient"),
+    ("coupled_logistic", "transient"), ("lorenz63", "subsample"), ("lorenz63", "transient"),
+    ("rossler", "subsample"), ("rossler", "transient"), ("lorenz96", "subsample"),
+    ("lorenz96", "transient"), ("many_series", "transient"), ("many_series", "seed"),
+]
+
+
+def _call(name, **kwargs):
+    func, args = GENERATORS[name]
+    return func(*args, **kwargs)
+
+
+# range-checked parameters (dt, density, coupling) refused nan/-inf before: not repeated here
+FINITE = [
+    (name, param, bad)
+    for name, param in REALS
+    for bad in (math.nan, math.inf, -math.inf, 10**400)
+    if param not in ("density", "coupling") and (param != "dt" or bad > 0)
+]
+
+
+def _raises_naming(exc, param, call):
+    with pytest.raises(exc, match=rf"(?<![A-Za-z0-9_]){param}(?![A-Za-z0-9_])") as info:
+        call()
+    assert "float()" not in str(info.value) and "convert" not in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("bad", ["a", None, [0.1, 0.2], True, 1j, "3.9"], ids=repr)
+@pytest.mark.parametrize("name,param", REALS, ids=[f"{a}-{b}" for a, b in REALS])
+def test_real_parameter_type(name, param, bad):
+    _raises_naming(TypeError, param, lambda: _call(name, **{param: bad}))
+
+
+@pytest.mark.parametrize(
+    "name,param,bad", FINITE, ids=[f"{a}-{b}-{c!r:.8}" for a, b, c in FINITE]
+)
+def test_real_parameter_finite(name, param, bad):
+    _raises_naming(ValueError, param, lambda: _call(name, **{param: bad}))
+
+
+@pytest.mark.parametrize("bad", ["5", 2.0, 2.5, True, [3]], ids=repr)
+@pytest.mark.parametrize("name,param", INTEGERS, ids=[f"{a}-{b}" for a, b in INTEGERS])
+def test_integer_parameter_type(name, param, bad):
+    _raises_naming(TypeError, param, lambda: _call(name, **{param: bad}))
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,param",
+    [
+        ("logistic_map", {"transient": 2**63 + 1}, "transient"),
+        ("lorenz63", {"subsample": 2**63}, "subsample"),
+        ("many_series", {"seed": -1}, "seed"),
+        ("many_series", {"r": 0.0}, "r"),
+        ("many_series", {"r": 4.5}, "r"),
+        ("many_series", {"r": [0.1, 0.2, 0.3]}, "r"),
+        ("lorenz96", {"x0": [1.0, math.nan] * 5}, "x0"),
+        ("henon", {"x0": (0.1, math.inf)}, "x0"),
+    ],
+)
+def test_parameter_range(name, kwargs, param):
+    _raises_naming(ValueError, param, lambda: _call(name, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,param",
+    [
+        ("logistic_map", {"x0": [0.1, 0.2]}, "x0"),
+        ("coupled_logistic", {"y0": (0.1,)}, "y0"),
+        ("henon", {"x0": "ab"}, "x0"),
+        ("henon", {"x0": None}, "x0"),
+        ("lorenz63", {"x0": ["a", "b", "c"]}, "x0"),
+        ("rossler", {"x0": (1.0, None, 1.0)}, "x0"),
+        ("lorenz96", {"x0": [True] * 10}, "x0"),
+        ("many_series", {"r": "a"}, "r"),
+        ("many_series", {"r": None}, "r"),
+        ("many_series", {"r": (3.7, "b")}, "r"),
+        ("many_series", {"dim": 3}, "dim"),
+        ("many_series", {"dim": None}, "dim"),
+    ],
+)
+def test_parameter_type(name, kwargs, param):
+    _raises_naming(TypeError, param, lambda: _call(name, **kwargs))
+
+
+def test_many_series_dim_must_not_clash():
+    _raises_naming(ValueError, "dim", lambda: datasets.many_series(3, 20, dim="time"))
+
+
+def test_fuzz_reports():
+    # the calls the fuzz test reported, verbatim
+    _raises_naming(TypeError, "r", lambda: datasets.logistic_map(50, r="a"))
+    _raises_naming(TypeError, "x0", lambda: datasets.logistic_map(50, x0=[0.1, 0.2]))
+    _raises_naming(TypeError, "dt", lambda: datasets.lorenz63(50, dt=None))
+    _raises_naming(TypeError, "dt", lambda: datasets.lorenz63(50, dt="x"))
+
+
+@pytest.mark.parametrize(
+    "call,param",
+    [
+        (lambda: datasets.tent_map(10**15), "n"),
+        (lambda: datasets.logistic_map(2**63 + 1), "n"),
+        (lambda: datasets.henon(2**31), "n"),
+        (lambda: datasets.lorenz63(2**30), "n"),
+        (lambda: datasets.lorenz96(2**28, N=10), "N"),
+        (lambda: datasets.lorenz96(50, N=10**15), "N"),
+        (lambda: datasets.many_series(10**15, 10**15), "n_series"),
+        (lambda: datasets.many_series(2**16, 10), "n_series"),
+        (lambda: datasets.many_series(10, 2**31), "n"),
+    ],
+)
+def test_size_limit(call, param):
+    err = _raises_naming(ValueError, param, call)
+    assert "2**31" in str(err)
+
+
+def test_size_limit_boundary():
+    # the limit counts float64 values: 2**31 of them at most
+    assert datasets._MAX_VALUES == 2**31
+    datasets._check_size(2**31, "n=2147483648")
+    with pytest.raises(ValueError, match="2\\*\\*31"):
+        datasets._check_size(2**31 + 1, "n=2147483649")
+
+
+def test_memory_error_becomes_value_error(monkeypatch):
+    def no_memory(*args):
+        raise MemoryError("Allocation failed (probably too large).")
+
+    monkeypatch.setattr(datasets, "_tent_kernel", no_memory)
+    _raises_naming(ValueError, "n", lambda: datasets.tent_map(1000))
+
+
+def test_many_series_scalar_r_is_a_fixed_rate():
+    ds = datasets.many_series(5, 40, density=0.3, r=3.8, seed=2)
+    assert (ds.r.values == 3.8).all()
+    assert ds.attrs["r_range"] == [3.8, 3.8]
+    # same graph and starts as the equivalent pair
+    pair = datasets.many_series(5, 40, density=0.3, r=(3.8, 3.8), seed=2)
+    xr.testing.assert_identical(ds, pair)
+

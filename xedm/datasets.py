@@ -7,6 +7,12 @@ Lorenz-96, Rossler) are integrated with fixed-step fourth-order Runge-Kutta and 
 time (``dt * subsample`` per sample). The loops are numba-compiled (``cache=True``), so a
 million points take well under a second once compiled.
 
+Every argument is checked before anything is computed: numbers must be real and finite (a
+TypeError or ValueError naming the parameter otherwise; bools are refused), integers
+integral, and each within its documented range. One call may generate at most 2**31 float64
+values (16 GiB: ``n`` times the number of variables or nodes; see :func:`many_series` for its
+count); larger requests are a ValueError naming ``n``, not an attempt to allocate them.
+
 ================================  =====================================================
 :func:`logistic_map`              1-D DataArray ``x``
 :func:`tent_map`                  1-D DataArray ``x``
@@ -22,6 +28,8 @@ million points take well under a second once compiled.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -187,18 +195,91 @@ def _network_kernel(n, r, x0, src, dst, weight, transient):
 
 
 # --------------------------------------------------------------------------- helpers
+#: Most float64 values one call may generate (the result, plus for :func:`many_series` its two
+#: ``(series, series)`` matrices): 2**31 values, 16 GiB. Larger requests are refused before
+#: anything is allocated or computed.
+_MAX_VALUES = 2**31
+#: Loop counts (``transient``, ``subsample``) are int64 inside the kernels; ``transient + n``
+#: must not wrap around.
+_MAX_STEPS = 2**62
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(value, name: str, *, integer: bool = False, low=None, high=None,
+            above: bool = False, expected: str | None = None) -> float | int:
+    """``value`` checked and converted: a float (an int with ``integer=True``).
+
+    Refused with a TypeError naming ``name``: anything but a real number (an integer with
+    ``integer=True``): strings, None, sequences, complex numbers and bools included; 0-d
+    numeric arrays are taken as their element. Refused with a ValueError naming ``name``:
+    nan, +-inf, a value that no float64 holds, and one outside ``[low, high]`` (``low`` itself
+    excluded with ``above=True``). ``expected`` replaces "a real number" / "an integer" in
+    the TypeError.
+    """
+    if (not isinstance(value, (bool, np.bool_)) and getattr(value, "ndim", None) == 0
+            and getattr(getattr(value, "dtype", None), "kind", "") in ("i", "u", "f")):
+        value = value.item()  # a 0-d array or DataArray: its number
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
+        expected = expected or ("an integer" if integer else "a real number")
+        raise TypeError(
+            f"{name} must be {expected}, got {type(value).__name__} {_short(value)}"
+        )
+    if integer:
+        value = int(value)
+    else:
+        given = value
+        try:
+            value = float(value)
+        except OverflowError:  # an int or Fraction beyond float64
+            value = math.inf
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {_short(given)}")
+    if (low is not None and (value <= low if above else value < low)) or (
+        high is not None and value > high
+    ):
+        if high is None:
+            limits = f" {'>' if above else '>='} {low}"
+        elif high == _MAX_STEPS:
+            limits = f" {'>' if above else '>='} {low} and <= 2**62 (int64 loop counts)"
+        else:
+            limits = f" in {'(' if above else '['}{low}, {high}]"
+        raise ValueError(f"{name} must be{limits}, got {_short(value)}")
+    return value
+
+
 def _check_n(n: int, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"{name} must be >= 1, got {n}")
-    return int(n)
+    return _number(n, name, integer=True, low=1)
 
 
-def _check_nonneg_int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
+def _check_steps(value: int, name: str, low: int = 0) -> int:
+    return _number(value, name, integer=True, low=low, high=_MAX_STEPS)
+
+
+def _check_size(count: int, request: str) -> None:
+    """Refuse a request (``"n=..."``) for more than :data:`_MAX_VALUES` float64 values."""
+    if count > _MAX_VALUES:
+        raise ValueError(
+            f"{request} asks for {count:.3g} float64 values ({count * 8 / 2**30:.3g} GiB); "
+            f"the limit is 2**31 values (16 GiB) per call: ask for fewer points"
+        )
+
+
+def _run(system: str, request: str, kernel, *args) -> np.ndarray:
+    """``kernel(*args)``, its orbit checked; too little memory is a ValueError naming the
+    request (``"n=..."``)."""
+    try:
+        values = kernel(*args)
+    except MemoryError as err:
+        raise ValueError(
+            f"{system}: not enough memory for {request}; ask for fewer points"
+        ) from err
+    _check_finite(values, system)
+    return values
 
 
 def _check_finite(arr: np.ndarray, system: str) -> None:
@@ -207,6 +288,24 @@ def _check_finite(arr: np.ndarray, system: str) -> None:
             f"{system}: the orbit diverged (non-finite values); choose parameters or initial "
             "conditions that keep it bounded"
         )
+
+
+def _rate_range(r) -> tuple[float, float]:
+    """many_series' ``r``: one growth rate or a ``(low, high)`` pair, within (0, 4]."""
+    expected = "a growth rate or a (low, high) pair of them"
+    try:
+        scalar = isinstance(r, (str, bytes)) or np.ndim(r) == 0 or not hasattr(r, "__len__")
+    except ValueError:  # ragged nesting
+        scalar = False
+    if scalar:
+        rate = _number(r, "r", low=0, above=True, high=4, expected=expected)
+        return rate, rate
+    if len(r) != 2:
+        raise ValueError(f"r must be {expected}, got {len(r)} values")
+    lo, hi = (_number(v, "r", low=0, above=True, high=4, expected=expected) for v in r)
+    if lo > hi:
+        raise ValueError(f"r must be a (low, high) pair with low <= high, got {_short(r)}")
+    return lo, hi
 
 
 def _step_time(n: int) -> np.ndarray:
@@ -218,9 +317,25 @@ def _flow_time(n: int, dt: float, subsample: int) -> np.ndarray:
 
 
 def _state(x0, size: int, name: str) -> np.ndarray:
-    s = np.asarray(x0, dtype=np.float64).ravel()
+    """``x0`` as ``size`` finite float64 values (any shape with that many elements)."""
+    expected = f"{size} real numbers"
+    if isinstance(x0, (str, bytes)) or x0 is None:
+        raise TypeError(f"{name} must be a sequence of {expected}, got {_short(x0)}")
+    try:
+        arr = np.asarray(x0)
+    except (TypeError, ValueError) as err:  # ragged nesting and the like
+        raise TypeError(f"{name} must be a sequence of {expected}, got {_short(x0)}") from err
+    if arr.dtype == object:  # mixed Python objects: each must be a real number
+        arr = np.array([_number(v, f"every value of {name}") for v in arr.ravel()])
+    elif arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must be a sequence of {expected}, got values of dtype {arr.dtype}"
+        )
+    s = arr.astype(np.float64).ravel()
     if s.shape != (size,):
         raise ValueError(f"{name} must have {size} values, got {s.size}")
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name} must be finite, got {s.tolist()}")
     return s
 
 
@@ -252,9 +367,11 @@ def logistic_map(n: int, r: float = 3.9, x0: float = 0.4, *, transient: int = 0)
     (('time',), 0.4, 0.936)
     """
     n = _check_n(n)
-    transient = _check_nonneg_int(transient, "transient")
-    values = _logistic_kernel(n, float(r), float(x0), transient)
-    _check_finite(values, "logistic_map")
+    r = _number(r, "r")
+    x0 = _number(x0, "x0")
+    transient = _check_steps(transient, "transient")
+    _check_size(n, f"n={n}")
+    values = _run("logistic_map", f"n={n}", _logistic_kernel, n, r, x0, transient)
     return xr.DataArray(
         values,
         dims="time",
@@ -263,8 +380,8 @@ def logistic_map(n: int, r: float = 3.9, x0: float = 0.4, *, transient: int = 0)
         attrs={
             "system": "logistic map",
             "equations": "x[t+1] = r x[t] (1 - x[t])",
-            "r": float(r),
-            "x0": float(x0),
+            "r": r,
+            "x0": x0,
             "transient": transient,
         },
     )
@@ -300,9 +417,11 @@ def tent_map(n: int, mu: float = 1.99, x0: float = 0.3, *, transient: int = 0) -
     True
     """
     n = _check_n(n)
-    transient = _check_nonneg_int(transient, "transient")
-    values = _tent_kernel(n, float(mu), float(x0), transient)
-    _check_finite(values, "tent_map")
+    mu = _number(mu, "mu")
+    x0 = _number(x0, "x0")
+    transient = _check_steps(transient, "transient")
+    _check_size(n, f"n={n}")
+    values = _run("tent_map", f"n={n}", _tent_kernel, n, mu, x0, transient)
     return xr.DataArray(
         values,
         dims="time",
@@ -311,8 +430,8 @@ def tent_map(n: int, mu: float = 1.99, x0: float = 0.3, *, transient: int = 0) -
         attrs={
             "system": "tent map",
             "equations": "x[t+1] = mu min(x[t], 1 - x[t])",
-            "mu": float(mu),
-            "x0": float(x0),
+            "mu": mu,
+            "x0": x0,
             "transient": transient,
         },
     )
@@ -352,18 +471,20 @@ def henon(
     (['x', 'y'], 1000)
     """
     n = _check_n(n)
-    transient = _check_nonneg_int(transient, "transient")
+    a = _number(a, "a")
+    b = _number(b, "b")
     s0 = _state(x0, 2, "x0")
-    values = _henon_kernel(n, float(a), float(b), s0[0], s0[1], transient)
-    _check_finite(values, "henon")
+    transient = _check_steps(transient, "transient")
+    _check_size(2 * n, f"n={n} (2 variables)")
+    values = _run("henon", f"n={n}", _henon_kernel, n, a, b, s0[0], s0[1], transient)
     return xr.Dataset(
         {"x": ("time", values[0]), "y": ("time", values[1])},
         coords={"time": _step_time(n)},
         attrs={
             "system": "Henon map",
             "equations": "x[t+1] = 1 - a x[t]^2 + y[t]; y[t+1] = b x[t]",
-            "a": float(a),
-            "b": float(b),
+            "a": a,
+            "b": b,
             "x0": [float(v) for v in s0],
             "transient": transient,
         },
@@ -432,11 +553,19 @@ def coupled_logistic(
     (0.4, 0.2)
     """
     n = _check_n(n)
-    transient = _check_nonneg_int(transient, "transient")
-    values = _coupled_logistic_kernel(
-        n, float(r_x), float(r_y), float(beta_xy), float(beta_yx), float(x0), float(y0), transient
+    r_x, r_y, beta_xy, beta_yx, x0, y0 = (
+        _number(value, name)
+        for value, name in [
+            (r_x, "r_x"), (r_y, "r_y"), (beta_xy, "beta_xy"), (beta_yx, "beta_yx"),
+            (x0, "x0"), (y0, "y0"),
+        ]
     )
-    _check_finite(values, "coupled_logistic")
+    transient = _check_steps(transient, "transient")
+    _check_size(2 * n, f"n={n} (2 variables)")
+    values = _run(
+        "coupled_logistic", f"n={n}", _coupled_logistic_kernel,
+        n, r_x, r_y, beta_xy, beta_yx, x0, y0, transient,
+    )
     if np.abs(values).max() > 1e6:
         raise ValueError("coupled_logistic: the orbit diverged; reduce beta_xy/beta_yx or r")
     return xr.Dataset(
@@ -448,13 +577,13 @@ def coupled_logistic(
                 "x[t+1] = x[t] (r_x - r_x x[t] - beta_xy y[t]); "
                 "y[t+1] = y[t] (r_y - r_y y[t] - beta_yx x[t])"
             ),
-            "drives": f"x -> y: {float(beta_yx)}; y -> x: {float(beta_xy)}",
-            "r_x": float(r_x),
-            "r_y": float(r_y),
-            "beta_xy": float(beta_xy),
-            "beta_yx": float(beta_yx),
-            "x0": float(x0),
-            "y0": float(y0),
+            "drives": f"x -> y: {beta_yx}; y -> x: {beta_xy}",
+            "r_x": r_x,
+            "r_y": r_y,
+            "beta_xy": beta_xy,
+            "beta_yx": beta_yx,
+            "x0": x0,
+            "y0": y0,
             "transient": transient,
         },
     )
@@ -462,12 +591,11 @@ def coupled_logistic(
 
 # --------------------------------------------------------------------------- flows
 def _check_flow(dt: float, subsample: int, transient: int) -> tuple[float, int, int]:
-    dt = float(dt)
-    if not dt > 0:
-        raise ValueError(f"dt must be > 0, got {dt}")
-    if isinstance(subsample, bool) or not isinstance(subsample, (int, np.integer)) or subsample < 1:
-        raise ValueError(f"subsample must be an integer >= 1, got {subsample!r}")
-    return dt, int(subsample), _check_nonneg_int(transient, "transient")
+    return (
+        _number(dt, "dt", low=0, above=True),
+        _check_steps(subsample, "subsample", low=1),
+        _check_steps(transient, "transient"),
+    )
 
 
 def _flow_dataset(values, names, n, dt, subsample, attrs) -> xr.Dataset:
@@ -500,11 +628,12 @@ def lorenz63(
     n : int
         Number of points returned.
     dt : float, default 0.01
-        Integration step.
+        Integration step, > 0.
     sigma, rho, beta : float, default 10, 28, 8/3
         The classical chaotic parameters.
     subsample : int, default 1
-        Integration steps between returned points (sampling interval ``dt * subsample``).
+        Integration steps between returned points (sampling interval ``dt * subsample``),
+        >= 1.
     x0 : three floats, default (1, 1, 1)
         State at the start of the transient.
     transient : int, default 1000
@@ -524,19 +653,20 @@ def lorenz63(
     """
     n = _check_n(n)
     dt, subsample, transient = _check_flow(dt, subsample, transient)
-    p = np.array([sigma, rho, beta], dtype=np.float64)
-    values = _integrate(0, p, _state(x0, 3, "x0"), dt, n, subsample, transient)
-    _check_finite(values, "lorenz63")
+    p = np.array([_number(sigma, "sigma"), _number(rho, "rho"), _number(beta, "beta")])
+    s0 = _state(x0, 3, "x0")
+    _check_size(3 * n, f"n={n} (3 variables)")
+    values = _run("lorenz63", f"n={n}", _integrate, 0, p, s0, dt, n, subsample, transient)
     attrs = {
         "system": "Lorenz-63",
         "equations": "dx/dt = sigma (y - x); dy/dt = x (rho - z) - y; dz/dt = x y - beta z",
         "integrator": "RK4",
         "dt": dt,
-        "sigma": float(sigma),
-        "rho": float(rho),
-        "beta": float(beta),
+        "sigma": float(p[0]),
+        "rho": float(p[1]),
+        "beta": float(p[2]),
         "subsample": subsample,
-        "x0": [float(v) for v in np.ravel(x0)],
+        "x0": [float(v) for v in s0],
         "transient": transient,
     }
     return _flow_dataset(values, "xyz", n, dt, subsample, attrs)
@@ -564,11 +694,11 @@ def rossler(
     n : int
         Number of points returned.
     dt : float, default 0.05
-        Integration step.
+        Integration step, > 0.
     a, b, c : float, default 0.2, 0.2, 5.7
         The classical chaotic parameters.
     subsample : int, default 1
-        Integration steps between returned points.
+        Integration steps between returned points, >= 1.
     x0 : three floats, default (1, 1, 1)
         State at the start of the transient.
     transient : int, default 2000
@@ -588,19 +718,20 @@ def rossler(
     """
     n = _check_n(n)
     dt, subsample, transient = _check_flow(dt, subsample, transient)
-    p = np.array([a, b, c], dtype=np.float64)
-    values = _integrate(1, p, _state(x0, 3, "x0"), dt, n, subsample, transient)
-    _check_finite(values, "rossler")
+    p = np.array([_number(a, "a"), _number(b, "b"), _number(c, "c")])
+    s0 = _state(x0, 3, "x0")
+    _check_size(3 * n, f"n={n} (3 variables)")
+    values = _run("rossler", f"n={n}", _integrate, 1, p, s0, dt, n, subsample, transient)
     attrs = {
         "system": "Rossler",
         "equations": "dx/dt = -y - z; dy/dt = x + a y; dz/dt = b + z (x - c)",
         "integrator": "RK4",
         "dt": dt,
-        "a": float(a),
-        "b": float(b),
-        "c": float(c),
+        "a": float(p[0]),
+        "b": float(p[1]),
+        "c": float(p[2]),
         "subsample": subsample,
-        "x0": [float(v) for v in np.ravel(x0)],
+        "x0": [float(v) for v in s0],
         "transient": transient,
     }
     return _flow_dataset(values, "xyz", n, dt, subsample, attrs)
@@ -634,9 +765,9 @@ def lorenz96(
     F : float, default 8.0
         Forcing; chaotic for F >~ 5 at moderate N.
     dt : float, default 0.01
-        Integration step.
+        Integration step, > 0.
     subsample : int, default 5
-        Integration steps between returned points (sampling interval 0.05 by default).
+        Integration steps between returned points (sampling interval 0.05 by default), >= 1.
     x0 : N floats, optional
         Initial state; default ``F`` everywhere with node 0 raised by 0.01 (the usual
         perturbation of the equilibrium).
@@ -656,17 +787,18 @@ def lorenz96(
     (('node', 'time'), (8, 500))
     """
     n = _check_n(n)
-    N = _check_n(N, "N")
-    if N < 4:
-        raise ValueError(f"N must be >= 4 for the Lorenz-96 ring, got {N}")
+    N = _number(N, "N", integer=True, low=4)
+    F = _number(F, "F")
     dt, subsample, transient = _check_flow(dt, subsample, transient)
+    request = f"n={n}, N={N}"
+    _check_size(N * n, request)
     if x0 is None:
-        s0 = np.full(N, float(F))
+        s0 = np.full(N, F)
         s0[0] += 0.01
     else:
         s0 = _state(x0, N, "x0")
-    values = _integrate(2, np.array([F], dtype=np.float64), s0, dt, n, subsample, transient)
-    _check_finite(values, "lorenz96")
+    p = np.array([F])
+    values = _run("lorenz96", request, _integrate, 2, p, s0, dt, n, subsample, transient)
     return xr.DataArray(
         values,
         dims=("node", "time"),
@@ -677,7 +809,7 @@ def lorenz96(
             "equations": "dx_i/dt = (x_{i+1} - x_{i-2}) x_{i-1} - x_i + F",
             "integrator": "RK4",
             "N": N,
-            "F": float(F),
+            "F": F,
             "dt": dt,
             "subsample": subsample,
             "transient": transient,
@@ -715,19 +847,22 @@ def many_series(
     n_series : int
         Number of series.
     n : int
-        Number of time points.
+        Number of time points. ``n_series * n + 2 * n_series**2`` (the result and the two
+        ``(series, series)`` matrices) may not exceed 2**31 values (16 GiB of float64).
     density : float, default 0.05
-        Probability of each directed edge.
+        Probability of each directed edge, in ``[0, 1]``.
     coupling : float, default 0.2
         Total incoming weight of a driven series, in ``[0, 1]``.
-    r : (float, float), default (3.7, 3.9)
-        Range of the growth rates, drawn uniformly per series.
+    r : float or (float, float), default (3.7, 3.9)
+        Range ``(low, high)`` of the growth rates, drawn uniformly per series, within
+        ``(0, 4]``; one number gives every series that rate (the same as ``(r, r)``).
     seed : int or None, default 0
-        Seed for ``numpy.random.default_rng`` (graph, growth rates, initial values).
+        Non-negative seed for ``numpy.random.default_rng`` (graph, growth rates, initial
+        values).
     transient : int, default 100
         Iterations discarded before the first returned point.
     dim : str, default "series"
-        Name of the series dimension.
+        Name of the series dimension (not ``"time"``, ``"driver"`` or ``"driven"``).
 
     Returns
     -------
@@ -753,14 +888,19 @@ def many_series(
     """
     n_series = _check_n(n_series, "n_series")
     n = _check_n(n, "n")
-    transient = _check_nonneg_int(transient, "transient")
-    if not 0.0 <= density <= 1.0:
-        raise ValueError(f"density must be in [0, 1], got {density}")
-    if not 0.0 <= coupling <= 1.0:
-        raise ValueError(f"coupling must be in [0, 1], got {coupling}")
-    r_lo, r_hi = (float(v) for v in r)
-    if not 0.0 < r_lo <= r_hi <= 4.0:
-        raise ValueError(f"r must be a range within (0, 4], got {r}")
+    transient = _check_steps(transient, "transient")
+    density = _number(density, "density", low=0, high=1)
+    coupling = _number(coupling, "coupling", low=0, high=1)
+    r_lo, r_hi = _rate_range(r)
+    if seed is not None:
+        seed = _number(seed, "seed", integer=True, low=0, expected="a non-negative integer or None")
+    if not isinstance(dim, str):
+        raise TypeError(f"dim must be a string (the series dimension's name), got {_short(dim)}")
+    if dim in ("time", "driver", "driven"):
+        raise ValueError(f"dim must not be 'time', 'driver' or 'driven' (taken), got {dim!r}")
+    request = f"n_series={n_series}, n={n}"
+    # x (series, time), then the (series, series) random draw and coupling weights
+    _check_size(n_series * n + 2 * n_series**2, request)
     rng = np.random.default_rng(seed)
     adjacency = rng.random((n_series, n_series)) < density
     np.fill_diagonal(adjacency, False)
@@ -772,10 +912,10 @@ def many_series(
     driven = in_degree > 0
     weights[:, driven] = adjacency[:, driven] * (coupling / in_degree[driven])
     src, dst = np.nonzero(adjacency)
-    values = _network_kernel(
-        n, rates, start, src.astype(np.int64), dst.astype(np.int64), weights[src, dst], transient
+    values = _run(
+        "many_series", request, _network_kernel,
+        n, rates, start, src.astype(np.int64), dst.astype(np.int64), weights[src, dst], transient,
     )
-    _check_finite(values, "many_series")
     labels = np.arange(n_series)
     return xr.Dataset(
         {
@@ -788,8 +928,8 @@ def many_series(
         attrs={
             "system": "logistic maps coupled on a random directed graph",
             "equations": "x_i[t+1] = (1 - c_i) f_i(x_i[t]) + sum_{j -> i} w_ji f_j(x_j[t])",
-            "density": float(density),
-            "coupling": float(coupling),
+            "density": density,
+            "coupling": coupling,
             "r_range": [r_lo, r_hi],
             "seed": -1 if seed is None else int(seed),
             "transient": transient,
