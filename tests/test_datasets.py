@@ -523,17 +523,17 @@ def test_size_limit(call, param):
 
 def test_size_limit_boundary():
     # the limit counts float64 values: 2**31 of them at most
-    assert datasets._MAX_VALUES == 2**31
-    datasets._check_size(2**31, "n=2147483648")
+    assert datasets._checks._MAX_VALUES == 2**31
+    datasets._checks._check_size(2**31, "n=2147483648")
     with pytest.raises(ValueError, match="2\\*\\*31"):
-        datasets._check_size(2**31 + 1, "n=2147483649")
+        datasets._checks._check_size(2**31 + 1, "n=2147483649")
 
 
 def test_memory_error_becomes_value_error(monkeypatch):
     def no_memory(*args):
         raise MemoryError("Allocation failed (probably too large).")
 
-    monkeypatch.setattr(datasets, "_tent_kernel", no_memory)
+    monkeypatch.setattr(datasets.maps, "_tent_kernel", no_memory)
     _raises_naming(ValueError, "n", lambda: datasets.tent_map(1000))
 
 
