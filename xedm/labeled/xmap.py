@@ -139,12 +139,8 @@ def _check_library(T: int, E: int, tau: int, Tp: int, knn: int | None, name: str
     """What a NaN-free series of length T allows at most: at least one library point (Tp),
     and knn+1 of them (as simplex: leave-one-out takes one away).  ``name`` is the parameter
     the user passed ("E" or "E_max")."""
+    v.check_embedding_fits(E, tau, T, name=name)
     span = (E - 1) * tau
-    if span >= T:
-        raise ValueError(
-            f"{name}={E} with tau={tau} needs ({name}-1)*tau = {span} < the series length {T}; "
-            f"use a smaller {name} or tau, or a longer series"
-        )
     lo, hi = _library_bounds(T, E, tau, Tp)
     n_lib = max(0, hi - lo + 1)
     if n_lib == 0 and Tp != 0:
