@@ -26,6 +26,7 @@ from ..neighbors.base import knn_tables
 from .embed import (
     Prepared,
     candidate_range,
+    lag_step,
     observed_at,
     padded_series,
     window_finite,
@@ -79,7 +80,7 @@ def ccm(
     for i in progress(range(N)):
         Ei = int(E[i])
         k = Ei + 1 if knn is None else int(knn)
-        tau_i = tau if Ei > 1 else 1  # E = 1 has no lags: tau must not size the padding
+        tau_i = lag_step(Ei, tau)
         pad = Ei * tau_i
         Xpad = padded_series(X[i][None, None], pad)[0]
         win = window_finite(fin[i][None], Ei, tau_i, False)[0]
@@ -134,18 +135,17 @@ def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
 def _point_sets(X, fin, sl, E_list, tau, lib_mask) -> Prepared:
     """Kernel inputs for the series ``X[sl]`` at every E of ``E_list`` (ascending): library
     points are complete finite windows where ``lib_mask`` ((nb, T) or (T,)) holds; prediction
-    rows are the union of the series' complete windows.  With E = 1 alone there are no lags:
-    tau has no effect and must not size the padding (tau=2**62 would be a too-big array)."""
-    if int(E_list[-1]) == 1:
-        tau = 1
+    rows are the union of the series' complete windows."""
+    tau = lag_step(int(E_list[-1]), tau)
     win = windows_finite(fin[sl], E_list, tau)
     lib_ok = win & lib_mask
     pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
     pad = int(E_list[-1]) * tau
     lo, hi = candidate_range(lib_ok)
-    return Prepared(padded_series(X[sl][:, None, :], pad), pad, lib_ok, pred_t,
+    xexp = unit_exponents(X[sl])
+    return Prepared(padded_series(X[sl][:, None, :], pad, xexp), pad, lib_ok, pred_t,
                     np.ascontiguousarray(win[:, :, pred_t]), np.asarray(E_list, np.int64), lo,
-                    hi, tau)
+                    hi, tau, xexp)
 
 
 def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) -> np.ndarray:

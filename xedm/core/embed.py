@@ -33,6 +33,12 @@ class LibSpec:
         return int(np.sum(self.segments[:, 1] - self.segments[:, 0] + 1))
 
 
+def lag_step(E_max: int, tau: int, embedded: bool = False) -> int:
+    """tau as the point sets and kernels take it: with no lags (E_max = 1, or embedded=True)
+    tau has no effect, so 1, and a huge tau cannot size the padded series."""
+    return 1 if embedded or E_max == 1 else tau
+
+
 def span(E: int, tau: int, embedded: bool) -> int:
     """How far the embedding window reaches into the past, in index steps."""
     return 0 if embedded else (E - 1) * tau
@@ -118,7 +124,7 @@ def prediction_times(pred_mask: np.ndarray, E: int, tau: int, embedded: bool) ->
     return t[t >= s].astype(np.int64)
 
 
-def padded_series(X: np.ndarray, pad: int) -> np.ndarray:
+def padded_series(X: np.ndarray, pad: int, exponents: np.ndarray | None = None) -> np.ndarray:
     """A float64 copy of X (B, C, T) with ``pad`` leading zeros and non-finite values set to 0,
     each series (all its columns together) multiplied by the power of 2 that brings its largest
     |value| into [0.5, 1).
@@ -128,13 +134,15 @@ def padded_series(X: np.ndarray, pad: int) -> np.ndarray:
     (neighbour order and ties are those of the data), keeps squared distances from overflowing
     or underflowing whatever the data's unit, and makes simplex's ``d_min`` floor (1e-6)
     relative to the series' magnitude, so simplex skill does not depend on the unit.
+    ``exponents`` (B,): those powers, :func:`xedm.core.skill.unit_exponents` of X, when the
+    caller has them already.
     """
     B, C, T = X.shape
     out = np.zeros((B, C, T + pad), dtype=np.float64)
     body = out[:, :, pad:]
     body[...] = X
     body[~np.isfinite(body)] = 0.0
-    e = unit_exponents(body)
+    e = unit_exponents(body) if exponents is None else exponents
     if e.any():
         body *= np.ldexp(1.0, -e)[:, None, None]
     return out
@@ -163,6 +171,7 @@ class Prepared:
     q_lo: np.ndarray  # (B,)
     q_hi: np.ndarray  # (B,)
     tau: int
+    xexp: np.ndarray  # (B,) Xpad holds series b times 2^-xexp[b] (padded_series)
 
 
 def prepare(
@@ -186,9 +195,9 @@ def prepare(
                        for e, win in zip(kernel_E, wins, strict=True)])
     pred_ok = np.stack([win[:, pred_t] for win in wins])
     q_lo, q_hi = candidate_range(lib_ok)
-    return Prepared(
-        padded_series(X, pad), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo, q_hi, tau
-    )
+    xexp = unit_exponents(X)
+    return Prepared(padded_series(X, pad, xexp), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo,
+                    q_hi, tau, xexp)
 
 
 def static_library_size(T: int, lib: LibSpec, E: int, tau: int, Tp: int, embedded: bool) -> int:

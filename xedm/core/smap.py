@@ -46,13 +46,12 @@ def smap(
     else:
         k = default_knn(knn, E, T, lib, tau, Tp, embedded)
     kernel = get_kernel("smap_predict", backend)
-    xexp = unit_exponents(X)
     yexp = unit_exponents(y)
-    Xs = np.ldexp(X, -xexp[:, None, None])
     ys = np.ldexp(y, -yexp[:, None])
     parts = []
     for sl in batches(B, 16 * (k or 1) * T):
-        prep = prepare(Xs[sl], ys[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
+        # prep.Xpad holds each series times 2^-prep.xexp (padded_series); the kernel unscales
+        prep = prepare(X[sl], y[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
         if k is None:
             idx = np.zeros((0, 0, 0), np.int64)
             dist = np.zeros((0, 0, 0))
@@ -63,7 +62,7 @@ def smap(
             kernel(
                 prep.Xpad, prep.pad, prep.lib_ok[0], prep.pred_t, prep.pred_ok[0], ys[sl],
                 int(prep.kernel_E[0]), tau, Tp, thetas, excl, prep.q_lo, prep.q_hi,
-                idx, dist, k is not None, float(alpha), bool(want_sv), xexp[sl], yexp[sl],
+                idx, dist, k is not None, float(alpha), bool(want_sv), prep.xexp, yexp[sl],
             )
         )
         pred_t = prep.pred_t

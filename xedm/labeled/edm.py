@@ -18,6 +18,7 @@ import xarray as xr
 from ..core import simplex as _simplex
 from ..core import smap as _smap
 from ..core import validate as v
+from ..core.embed import lag_step
 from ..kernels import resolve_backend
 from ..neighbors.base import resolve_method
 from .checks import (
@@ -83,8 +84,7 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
         "lib": describe(lib), "pred": describe(pred), "columns": ", ".join(cols),
         "target": tgt, "embedded": int(bool(embedded)),
     }
-    if embedded or E == 1:
-        tau = 1  # no lags (embedded=True, E=1): tau has no effect and must not size the padding
+    tau = lag_step(E, tau, bool(embedded))  # no lags: tau has no effect
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
 
 
