@@ -229,9 +229,6 @@ def _prepare(data, columns, other, joint, E, tau, dim, norm):
                  other is not None else "joint")
     kind = "self" if Y is None else ("cross" if other is not None else "joint")
     if Y is not None:
-        if dim not in Y.dims:
-            raise ValueError(f"{'other' if kind == 'cross' else 'joint'}=: the series has no "
-                             f"dim {dim!r}, the data's time dim (its dims: {list(Y.dims)})")
         ydim = f"{dim}_" if kind == "cross" else dim
         Y = Y.rename({dim: ydim}) if kind == "cross" else Y
         if kind == "joint" and Y.sizes[dim] != X.sizes[dim]:
