@@ -52,16 +52,14 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
 
 def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray:
     """(n_sizes * samples, T) membership masks of the sampled libraries (see module doc)."""
-    from ..kernels._numba import serialized
-    from ..kernels.cpu_ccm import floyd_members
-
     pos = np.flatnonzero(valid).astype(np.int64)
     n = len(pos)
     sizes = np.asarray(lib_sizes, np.int64)
     m = np.where(sizes < n, np.minimum(sizes, n - sizes), 0)
     rng = np.random.Generator(np.random.PCG64(seed))
     u = rng.random(int(m.sum()) * samples)  # the same stream as one rng.random(m) per draw
-    return serialized(floyd_members)(pos, len(valid), sizes, samples, u)
+    # the draws are defined on the CPU (PCG64 doubles), whatever the backend
+    return get_kernel("floyd_members", "cpu")(pos, len(valid), sizes, samples, u)
 
 
 def ccm(
