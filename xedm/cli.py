@@ -253,9 +253,7 @@ def _options(args):
 # ----------------------------------------------------------------------------- demo
 def _demo(args) -> int:
     xedm = _xedm()
-    n = args.n
-    if n < 100:
-        raise CLIError(f"--n must be at least 100 for a meaningful demo, got {n}")
+    n = args.n  # >= 100: checked by argparse (_int_at_least(100))
     rng = np.random.default_rng(args.seed)
     x0, y0 = (float(v) for v in rng.uniform(0.2, 0.8, 2))
     ds = xedm.datasets.coupled_logistic(n, x0=x0, y0=y0, transient=100)
