@@ -19,6 +19,7 @@ from .labeled.edm import (
     simplex,
     smap,
 )
+from .labeled.surrogates import surrogates
 from .labeled.xmap import ccm, xmap
 from .options import get_option, set_options
 
@@ -61,4 +62,5 @@ __all__ = [
     "set_options",
     "simplex",
     "smap",
+    "surrogates",
 ]

@@ -34,6 +34,7 @@ class _EDMAccessor:
     xmap = _forward("xmap", "xedm.labeled.xmap")
     rqa = _forward("rqa", "xedm.labeled.rqa")
     recurrence_plot = _forward("recurrence_plot", "xedm.labeled.rqa")
+    surrogates = _forward("surrogates", "xedm.labeled.surrogates")
 
 
 @xr.register_dataarray_accessor("edm")

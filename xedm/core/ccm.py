@@ -62,17 +62,35 @@ def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray
     return get_kernel("floyd_members", "cpu")(pos, len(valid), sizes, samples, u)
 
 
+CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums stay small
+
+
 def ccm(
     X, *, E, tau, Tp, knn, excl, lib_sizes, samples, seed, backend, progress: Callable = iter,
+    S=None,
 ) -> dict[str, np.ndarray]:
-    """rho (N, N, n_sizes, samples) for every ordered pair, library size and sample."""
+    """rho (N, N, nTp, n_sizes, samples) for every ordered pair, horizon of ``Tp`` (an int or
+    a sequence), library size and sample.
+
+    With several Tp, a pair's valid library points are those valid at every Tp, so that one
+    table and one set of sampled libraries serve every lag (the lags differ by the lag
+    alone).  ``S`` (N, n, T): surrogates of each target series (with its NaN positions),
+    cross-mapped with the same tables and libraries; the result then also holds
+    ``rho_null`` (N, N, nTp, n_sizes, n): each surrogate's rho, mean over the samples.
+    """
     N, T = X.shape
     lib_sizes = np.asarray(lib_sizes, np.int64)
+    Tps = np.atleast_1d(np.asarray(Tp, np.int64))
+    nTp = len(Tps)
+    n_sur = 0 if S is None else S.shape[1]
     fin = np.isfinite(X)
-    tgt_ok = _target_ok(fin, T, Tp)
+    tgt_ok = _target_ok(fin, T, int(Tps[0]))
+    for tp in Tps[1:]:
+        tgt_ok &= _target_ok(fin, T, int(tp))
     table = get_kernel("sorted_table", backend)
     skill = get_kernel("ccm_skill", backend)
-    rho = np.full((N, N, len(lib_sizes), samples), np.nan)
+    rho = np.full((N, N, nTp, len(lib_sizes), samples), np.nan)
+    rho_null = np.full((N, N, nTp, len(lib_sizes), n_sur), np.nan) if n_sur else None
     n_valid = np.zeros((N, N), np.int64)
     drawn: dict[bytes, np.ndarray] = {}
     for i in progress(range(N)):
@@ -112,12 +130,39 @@ def ccm(
             complete = depth >= nv
             idx, dist = table(Xpad, pad, valid, pred_t, np.ones(len(pred_t), bool), Ei, tau_i,
                               excl, depth)
-            Y = np.ascontiguousarray(np.where(fin[js], X[js], 0.0))
-            obs_ok = tgt_ok[js][:, pred_t]
-            r = skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, Ei, tau_i, excl,
-                      pred_t, complete)
-            rho[i, js] = r[which].T.reshape(len(js), len(lib_sizes), samples)
-    return {"rho": rho, "n_valid": n_valid}
+            # the targets, then (target-major) their surrogates, in calls of bounded size
+            Y = np.where(fin[js], X[js], 0.0)
+            if n_sur:
+                Sj = S[js].reshape(len(js) * n_sur, T)
+                Y = np.concatenate([Y, np.where(np.isfinite(Sj), Sj, 0.0)])
+            step = max(1, CCM_SUMS // len(members))
+            for ti, tp in enumerate(Tps):
+                obs_ok = _target_ok(fin[js], T, int(tp))[:, pred_t]
+                if n_sur:
+                    obs_ok = np.concatenate([obs_ok, np.repeat(obs_ok, n_sur, axis=0)])
+                r = np.concatenate([
+                    skill(idx, dist, members, np.ascontiguousarray(Y[a:a + step]),
+                          np.ascontiguousarray(obs_ok[a:a + step]), k, int(tp), Xpad, pad, Ei,
+                          tau_i, excl, pred_t, complete)
+                    for a in range(0, len(Y), step)], axis=1)[which]  # (n_sets, rows of Y)
+                rho[i, js, ti] = r[:, :len(js)].T.reshape(len(js), len(lib_sizes), samples)
+                if n_sur:
+                    rs = r[:, len(js):].reshape(len(lib_sizes), samples, len(js), n_sur)
+                    with np.errstate(invalid="ignore"):
+                        rho_null[i, js, ti] = _nanmean(rs, axis=1).transpose(1, 0, 2)
+    out = {"rho": rho, "n_valid": n_valid}
+    if n_sur:
+        out["rho_null"] = rho_null
+    return out
+
+
+def _nanmean(a, axis):
+    """Mean over the finite values along ``axis`` (NaN where there are none), silently."""
+    fin = np.isfinite(a)
+    cnt = fin.sum(axis=axis)
+    tot = np.where(fin, a, 0.0).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
 
 SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
@@ -169,17 +214,17 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     return E_tab[np.argmax(rho, axis=0)]
 
 
-def _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl, tgt_sets, backend):
+def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend):
     """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
 
-    Library points: complete finite window and t + Tp inside the data; tables are deep
+    Library points: complete finite window where ``lib_mask`` holds (t + Tp inside the data
+    for some Tp in use); tables are deep
     enough (k plus the most points any target set loses) that each target takes its first k
     valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
     pred_ok (nE, nb, P).
     """
     T = X.shape[1]
-    t = np.arange(T)
-    prep = _point_sets(X, fin, libs, E_set, tau, (t + Tp >= 0) & (t + Tp < T))
+    prep = _point_sets(X, fin, libs, E_set, tau, lib_mask)
     lib_ok = prep.lib_ok
     if len(tgt_sets) <= EXACT_LOST_SETS:  # points each target set loses, per E: one product
         miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
@@ -191,23 +236,47 @@ def _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl, tgt_sets, backend):
     return idx, dist, prep.pred_t, prep.pred_ok
 
 
-def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None):
-    """rho (N, N) and the E used per series: full-library cross-map skill of every pair.
+def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None,
+         S=None, quantiles=(), keep_null=False):
+    """rho (N, N, nTp) and the E used per series: full-library cross-map skill of every pair,
+    at every horizon of ``Tp`` (an int or a sequence).
 
     Pair (library i, target j) embeds i with the target's E[j] (as kEDM).  With ``E=None``
     each series' E is its best leave-one-out simplex E (Tp = 1) in 1..E_max
     (:func:`choose_E`: one fused sweep, no tables).  Then, per batch of library series, the
     tables for every E in use come from one pass over the distances (they accumulate across
-    E), and all targets sharing an E are looked up together.
+    E), and all targets sharing an E are looked up together, at every Tp: the tables hold
+    the library points of every Tp and are deep enough that each Tp and target takes its
+    first k valid entries, so each Tp gives what a table of its own would.
+
+    ``S`` (N, n, T): surrogates of each target series, looked up with the same tables as the
+    targets (the surrogates change only the targets).  The result then also holds
+    ``count_ge`` / ``n_null`` (N, N, nTp): how many finite surrogate rho reach the observed
+    one, and of how many; ``null_q`` (N, N, nTp, nq): the null's ``quantiles``; with
+    ``keep_null``, ``rho_null`` (N, N, nTp, n).
     """
+    from ..stats.significance import null_summary
+
     N, T = X.shape
+    Tps = np.atleast_1d(np.asarray(Tp, np.int64))
+    nTp = len(Tps)
     fin = np.isfinite(X)
-    tgt_ok = _target_ok(fin, T, Tp)
-    # the distinct target sets decide the table depth
+    tgt_ok = np.concatenate([_target_ok(fin, T, int(tp)) for tp in Tps])
+    # the distinct target sets (every Tp) decide the table depth
     tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
+    t = np.arange(T)
+    lib_mask = np.zeros(T, bool)
+    for tp in Tps:
+        lib_mask |= (t + tp >= 0) & (t + tp < T)
     # targets scaled once per series by a power of 2 (exact): no Pearson sum of xmap_skill
     # can overflow or underflow, whatever the data's unit
-    Yt = np.ascontiguousarray(np.ldexp(X, -unit_exponents(X)[:, None]).T)
+    cols = [np.ldexp(X, -unit_exponents(X)[:, None])]
+    n_sur = 0
+    if S is not None:
+        n_sur = S.shape[1]
+        Sf = S.reshape(N * n_sur, T)
+        cols.append(np.ldexp(Sf, -unit_exponents(Sf)[:, None]))
+    Yall = np.concatenate(cols).T  # (T, N (1 + n))
     lookup = get_kernel("xmap_skill", backend)
     if E is None:
         E_used = choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,
@@ -216,18 +285,39 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         E_used = np.asarray(E, np.int64)
     E_set = np.unique(E_used)
     groups = [np.flatnonzero(E_used == e) for e in E_set]
+    # per group: its targets' columns, then their surrogates' (target-major)
+    Yg = [np.ascontiguousarray(Yall[:, np.concatenate(
+        [js, (N + js[:, None] * n_sur + np.arange(n_sur)).ravel()])]) for js in groups]
     depth = int(E_set[-1]) + 1 if knn is None else int(knn)
     depth += int((~tgt_sets).sum(axis=1).max())
     per_lib = len(E_set) * T * depth * 16
     step = max(1, int(XMAP_TABLE_BYTES // per_lib))
-    rho = np.full((N, N), np.nan)
+    out = {"rho": np.full((N, N, nTp), np.nan)}
+    if n_sur:
+        out["count_ge"] = np.zeros((N, N, nTp), np.int64)
+        out["n_null"] = np.zeros((N, N, nTp), np.int64)
+        out["null_q"] = np.full((N, N, nTp, len(quantiles)), np.nan)
+        if keep_null:
+            out["rho_null"] = np.full((N, N, nTp, n_sur), np.nan)
     for s0 in progress(range(0, N, step)):
         libs = slice(s0, min(N, s0 + step))
-        idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, Tp, knn, excl,
-                                                   tgt_sets, backend)
+        idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn,
+                                                   excl, tgt_sets, backend)
         for bi, i in enumerate(range(libs.start, libs.stop)):
             for g, js in enumerate(groups):
                 k = int(E_set[g]) + 1 if knn is None else int(knn)
-                rho[i, js] = lookup(idx[g, bi], dist[g, bi], np.ascontiguousarray(Yt[:, js]), k,
-                                    Tp, pred_t, pred_ok[g, bi])
-    return rho, E_used
+                for ti, tp in enumerate(Tps):
+                    r = lookup(idx[g, bi], dist[g, bi], Yg[g], k, int(tp), pred_t,
+                               pred_ok[g, bi])
+                    obs = r[:len(js)]
+                    out["rho"][i, js, ti] = obs
+                    if n_sur:
+                        null = r[len(js):].reshape(len(js), n_sur)
+                        ge, nf, q = null_summary(obs, null, quantiles)
+                        out["count_ge"][i, js, ti] = ge
+                        out["n_null"][i, js, ti] = nf
+                        out["null_q"][i, js, ti] = q
+                        if keep_null:
+                            out["rho_null"][i, js, ti] = null
+    out["E"] = E_used
+    return out

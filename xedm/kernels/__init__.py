@@ -101,3 +101,6 @@ register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
 register("rqa_pair_distances", "cpu", "cpu_rqa:pair_distances")
 register("rqa_upper_distances", "cpu", "cpu_rqa:upper_distances")
 register("rqa_line_histograms", "gpu", "gpu_rqa:line_histograms")
+
+# significance tests (xedm/stats)
+register("twin_walk", "cpu", "cpu_stats:twin_walk")

@@ -529,20 +529,128 @@ def _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws):
     return m
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, r0, r1, out):
+    """Pearson sums of targets t0..t1 (no NaN in their columns) over rows r0..r1."""
+    T = Yt.shape[0]
+    nb = t1 - t0
+    acc = np.empty(nb)
+    mu = mean[t0:t1]
+    s1 = np.zeros(nb)
+    s2 = np.zeros(nb)
+    s3 = np.zeros(nb)
+    s4 = np.zeros(nb)
+    s5 = np.zeros(nb)
+    n = 0.0
+    for pi in range(r0, r1):
+        qo = pred_t[pi] + Tp
+        m = mk[pi]
+        if not pred_ok[pi] or qo < 0 or qo >= T or m == 0:
+            continue
+        n += 1.0
+        w = wk[pi, 0]
+        y = Yt[qk[pi, 0], t0:t1]
+        for t in range(nb):
+            acc[t] = w * y[t]
+        for j in range(1, m):
+            w = wk[pi, j]
+            y = Yt[qk[pi, j], t0:t1]
+            for t in range(nb):
+                acc[t] += w * y[t]
+        inv = 1.0 / wsk[pi]
+        yo = Yt[qo, t0:t1]
+        for t in range(nb):
+            x = acc[t] * inv - mu[t]
+            yv = yo[t] - mu[t]
+            s1[t] += x
+            s2[t] += yv
+            s3[t] += x * x
+            s4[t] += yv * yv
+            s5[t] += x * yv
+    for t in range(nb):
+        out[t0 + t, 0] += n
+        out[t0 + t, 1] += s1[t]
+        out[t0 + t, 2] += s2[t]
+        out[t0 + t, 3] += s3[t]
+        out[t0 + t, 4] += s4[t]
+        out[t0 + t, 5] += s5[t]
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, r0, r1,
+                 out):
+    """As :func:`_clean_block` for targets with NaN: a target whose value is missing among a
+    row's shared entries scans the row itself (:func:`_row_entries`)."""
+    T = Yt.shape[0]
+    acc = np.empty(t1 - t0)
+    qs = np.empty(k, np.int64)
+    ws = np.empty(k)
+    for pi in range(r0, r1):
+        qo = pred_t[pi] + Tp
+        m = mk[pi]
+        if not pred_ok[pi] or qo < 0 or qo >= T or m == 0:
+            continue
+        for t in range(t0, t1):
+            acc[t - t0] = 0.0
+        for j in range(m):
+            w = wk[pi, j]
+            row = qk[pi, j]
+            for t in range(t0, t1):
+                acc[t - t0] += w * Yt[row, t]
+        inv = 1.0 / wsk[pi]
+        for t in range(t0, t1):
+            yo = Yt[qo, t]
+            if not np.isfinite(yo):
+                continue
+            a = acc[t - t0]
+            if np.isfinite(a):
+                pred = a * inv
+            else:
+                mm = _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws)
+                if mm == 0:
+                    continue
+                a = 0.0
+                wsum = 0.0
+                for j in range(mm):
+                    a += ws[j] * Yt[qs[j], t]
+                    wsum += ws[j]
+                pred = a / wsum
+            x = pred - mean[t]
+            yv = yo - mean[t]
+            out[t, 0] += 1.0
+            out[t, 1] += x
+            out[t, 2] += yv
+            out[t, 3] += x * x
+            out[t, 4] += yv * yv
+            out[t, 5] += x * yv
+
+
+TB = 128  # targets per block of xmap_skill: their columns of Yt stay in cache
+
+
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     """Cross-map skill of one library's table for every target (columns of ``Yt`` (T, nT)).
 
     Per row and target, the first k table entries whose target value is finite are used (the
     table is deep enough for the target with the most NaN); Pearson is accumulated on the fly.
     The weights of a row's first k in-range entries are computed once for all targets; a
-    target with a non-finite value among them takes the row's own scan instead.  The sums
-    are shifted by each target's mean; the caller scales each target series by a power of 2
+    target with a non-finite value among them takes the row's own scan instead.  Work runs
+    over blocks of ``TB`` targets (rows of ``Yt`` read contiguously, the block's columns
+    staying in cache) times chunks of rows, each with its own partial sums.  The sums are
+    shifted by each target's mean; the caller scales each target series by a power of 2
     (largest |value| in [0.5, 1): :func:`xedm.core.skill.unit_exponents`), once per series,
     so that they cannot overflow or underflow whatever the data's unit.
     """
+    nblk = (Yt.shape[1] + TB - 1) // TB
+    nrc = max(1, min(idx.shape[0], (2 * numba.get_num_threads() + nblk - 1) // nblk))
+    return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nrc)
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nrc):
     T, nT = Yt.shape
     P = idx.shape[0]
+    nblk = (nT + TB - 1) // TB
     rho = np.full(nT, np.nan)
     # per row, shared by every target: first k entries with q + Tp inside the data, weights
     qk = np.full((P, k), -1, np.int64)
@@ -554,49 +662,46 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
         mk[pi] = m
         if m > 0:
             wsk[pi] = wk[pi, :m].sum()
-    for t in prange(nT):
-        qs = np.empty(k, np.int64)
-        ws = np.empty(k)
-        mean = 0.0
-        cnt = 0
+    mean = np.zeros(nT)
+    cnt = np.zeros(nT)
+    for b in prange(nblk):
+        t0 = b * TB
+        t1 = min(nT, t0 + TB)
         for pi in range(P):
             q = pred_t[pi] + Tp
-            if pred_ok[pi] and 0 <= q < T and np.isfinite(Yt[q, t]):
-                mean += Yt[q, t]
-                cnt += 1
-        if cnt == 0:
+            if pred_ok[pi] and 0 <= q < T:
+                for t in range(t0, t1):
+                    yv = Yt[q, t]
+                    if np.isfinite(yv):
+                        mean[t] += yv
+                        cnt[t] += 1.0
+        for t in range(t0, t1):
+            if cnt[t] > 0:
+                mean[t] /= cnt[t]
+    # blocks whose targets have no NaN anywhere take a branch-free path that vectorises
+    clean = np.ones(nblk, np.bool_)
+    for b in prange(nblk):
+        for q in range(T):
+            for t in range(b * TB, min(nT, b * TB + TB)):
+                if not np.isfinite(Yt[q, t]):
+                    clean[b] = False
+    sums = np.zeros((nrc, nT, 6))
+    for task in prange(nblk * nrc):
+        b = task % nblk
+        rc = task // nblk
+        if clean[b]:
+            _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, b * TB,
+                         min(nT, b * TB + TB), rc * P // nrc, (rc + 1) * P // nrc, sums[rc])
+        else:
+            _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean,
+                         b * TB, min(nT, b * TB + TB), rc * P // nrc, (rc + 1) * P // nrc,
+                         sums[rc])
+    for t in prange(nT):
+        if cnt[t] == 0:
             continue
-        mean /= cnt
         s = np.zeros(6)
-        for pi in range(P):
-            qo = pred_t[pi] + Tp
-            if not pred_ok[pi] or qo < 0 or qo >= T or not np.isfinite(Yt[qo, t]):
-                continue
-            m = mk[pi]
-            if m == 0:
-                continue
-            acc = 0.0
-            for j in range(m):
-                acc += wk[pi, j] * Yt[qk[pi, j], t]
-            if np.isfinite(acc):
-                pred = acc / wsk[pi]
-            else:  # a NaN among the shared entries: this target scans the row itself
-                m = _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws)
-                if m == 0:
-                    continue
-                acc = 0.0
-                wsum = 0.0
-                for j in range(m):
-                    acc += ws[j] * Yt[qs[j], t]
-                    wsum += ws[j]
-                pred = acc / wsum
-            x = pred - mean
-            yv = Yt[qo, t] - mean
-            s[0] += 1.0
-            s[1] += x
-            s[2] += yv
-            s[3] += x * x
-            s[4] += yv * yv
-            s[5] += x * yv
+        for rc in range(nrc):
+            for c in range(6):
+                s[c] += sums[rc, t, c]
         rho[t] = _pearson(s)
     return rho

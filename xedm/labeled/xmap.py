@@ -14,13 +14,17 @@ from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
 from ..options import get_option
+from ..stats.convergence import convergence
+from ..stats.significance import DEFAULT_QUANTILES, bh_qvalues, null_summary, p_values
+from ..stats.surrogates import check_method, make_surrogates
 from .checks import variable_names
 from .common import check_numeric, resolve_dim
 
 _SER = "__xedm_series__"
 # dims (and the coordinate E) of the results: the data may not have dims of these names
-_XMAP_DIMS = ("library", "target", "E")
-_CCM_DIMS = ("library", "target", "lib_size", "sample", "E")
+_XMAP_DIMS = ("library", "target", "E", "Tp", "quantile", "surrogate")
+_CCM_DIMS = ("library", "target", "lib_size", "sample", "E", "Tp", "ci", "quantile",
+             "surrogate")
 
 
 def progress_bar(progress: bool | None, desc: str, total: int):
@@ -261,11 +265,58 @@ def _apply(X, tdim, func, out_dims, sizes, dtypes, check):
 
     if X.chunks is not None:
         X = X.chunk({tdim: -1, _SER: -1})
+    used = {d for dims in out_dims for d in dims}
+    sizes = {d: size for d, size in sizes.items() if d in used}
     return xr.apply_ufunc(
         wrapped, X, input_core_dims=[[_SER, tdim]], output_core_dims=out_dims,
         dask="parallelized", output_dtypes=dtypes,
         dask_gufunc_kwargs={"output_sizes": sizes},
     )
+
+
+def _check_Tp_list(Tp) -> tuple[np.ndarray, bool]:
+    """(Tp values, whether a list was given): distinct integers."""
+    if np.ndim(Tp) == 0:
+        return np.array([v.check_Tp(Tp)], np.int64), False
+    vals = [v.check_Tp(t) for t in list(Tp)]
+    if not vals:
+        raise ValueError("Tp=[] is empty; give one Tp or a list of distinct Tp")
+    if len(set(vals)) != len(vals):
+        raise ValueError(f"Tp={vals} repeats a value; give each lag once")
+    return np.array(vals, np.int64), True
+
+
+def _check_significance(n, method, seed, quantiles, options) -> dict:
+    """The surrogate settings of ccm/xmap, validated (``n`` = 0: no significance test)."""
+    n = v.check_int("surrogates", n, 0, " (the number of surrogates per target; 0 for none)")
+    q = np.atleast_1d(np.asarray(quantiles, np.float64)) if quantiles is not None else []
+    if len(q) and (q.ndim != 1 or not np.all((q >= 0) & (q <= 1))):
+        raise ValueError(f"quantiles={quantiles!r} is invalid; give numbers in [0, 1]")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"surrogate_options must be a dict, got {type(options).__name__}")
+    opts = check_method(method, **(options or {})) if n else {}
+    if n and seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+    if n:
+        seed = v.check_int("seed", seed, 0)
+    return {"n": n, "method": method, "seed": seed, "options": opts,
+            "quantiles": tuple(float(x) for x in q)}
+
+
+def _significance_attrs(sig: dict) -> dict:
+    out = {"surrogates": sig["n"], "surrogate_method": sig["method"],
+           "surrogate_seed": sig["seed"],
+           "p_value": "(1 + #{surrogate rho >= rho}) / (1 + #finite surrogate rho), one-sided",
+           "null": "each target replaced by its surrogates; the library's tables unchanged"}
+    out.update({f"surrogate_{k}": val for k, val in sig["options"].items()})
+    return out
+
+
+def _best_Tp(rho: xr.DataArray) -> xr.DataArray:
+    """The Tp of the highest rho per pair (NaN where no Tp has a finite rho)."""
+    filled = rho.fillna(-np.inf)
+    best = rho.Tp[filled.argmax("Tp")].drop_vars("Tp", errors="ignore")
+    return best.where(rho.notnull().any("Tp")).rename("best_Tp")
 
 
 def ccm(
@@ -277,10 +328,16 @@ def ccm(
     samples: int = 100,
     seed: int | None = None,
     tau: int = 1,
-    Tp: int = 0,
+    Tp: int | Sequence[int] = 0,
     exclusion_radius: int = 0,
     knn: int | None = None,
     keep_samples: bool = False,
+    surrogates: int = 0,
+    surrogate_method: str = "ebisuzaki",
+    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    keep_null: bool = False,
+    surrogate_options: dict | None = None,
+    n_boot: int = 1000,
     dim: str | None = None,
     time_dim: str | None = None,
     backend: str | None = None,
@@ -307,19 +364,37 @@ def ccm(
         :mod:`xedm.core.ccm`).  A number whose libraries and per-sample rho cannot fit in
         memory is refused.
     seed : int, optional
-        Seed (>= 0) of ``numpy.random.Generator(PCG64(seed))``; None draws one (recorded in
-        attrs).
+        Seed (>= 0) of ``numpy.random.Generator(PCG64(seed))`` for the libraries (and of the
+        surrogates and the bootstrap); None draws one (recorded in attrs).
     keep_samples : bool
         Also return every sample's rho as ``rho_sample`` over a ``sample`` dim.
-    Tp, tau, exclusion_radius, knn : as in :func:`xedm.simplex` (Tp defaults to 0).
+    Tp : int or list of int
+        Horizon (default 0).  A list gives time-lagged (extended) CCM (Ye et al. 2015): a
+        ``Tp`` dim, one table and one set of sampled libraries for every lag (a pair's
+        library points are then those valid at every Tp), and ``best_Tp`` per pair (at the
+        largest lib_size).  A real driver peaks at Tp <= 0; a peak at Tp > 0 hints at a
+        spurious link.
+    tau, exclusion_radius, knn : as in :func:`xedm.simplex`.
         As there, the series (NaN-free) must give at least knn+1 library points (knn
-        defaults to E+1) and Tp must leave targets inside the data.
+        defaults to E+1) and every Tp must leave targets inside the data.
+    surrogates, surrogate_method, quantiles, keep_null, surrogate_options
+        Significance against surrogates of each target, as in :func:`xedm.xmap`: every
+        surrogate is cross-mapped with the same tables and sampled libraries, and its rho
+        averaged over the samples like the observed one.
+    n_boot : int
+        Bootstrap resamples of the samples for ``rho_ci`` (with 3 or more lib_sizes).
 
     Returns
     -------
-    Dataset with ``rho`` (library, target, lib_size): mean over samples; ``n_valid``
+    Dataset with ``rho`` (library, target[, Tp], lib_size): mean over samples; ``n_valid``
     (library, target): the pair's valid library points; with ``keep_samples``,
-    ``rho_sample``.
+    ``rho_sample``.  With 3 or more lib_sizes, the convergence statistics of
+    :mod:`xedm.stats.convergence`: ``kendall_tau``, ``kendall_p`` (Kendall's tau of mean
+    rho against L, one-sided p for a rise), ``fisher_z``, ``fisher_p`` (Fisher z-test of rho
+    at the largest against the smallest L, n = n_valid predictions), and ``rho_ci``
+    (library, target[, Tp], lib_size, ci): a 95% bootstrap interval of the mean over the
+    samples.  With ``surrogates``: ``p_value`` (library, target[, Tp], lib_size) =
+    (1 + #{surrogate rho >= rho}) / (1 + n) and ``rho_null`` (..., lib_size, quantile).
 
     Raises
     ------
@@ -345,59 +420,114 @@ def ccm(
     >>> out = ds.edm.ccm(["x", "y"], lib_sizes=[20, 100, 300], E=2, samples=20, seed=1)
     >>> out.rho.dims
     ('library', 'target', 'lib_size')
+    >>> float(out.kendall_tau.sel(library="y", target="x")) > 0.5  # rho rises with L
+    True
     """
     X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _CCM_DIMS)
     n = len(labels)
     T = X.sizes[tdim]
     Ev = _E_per_series(E, n)
     tau = v.check_tau(tau)
-    Tp = v.check_Tp(Tp)
+    Tps, lagged = _check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
     samples = v.check_int("samples", samples, 1)
     sizes = v.check_int_list("lib_sizes", lib_sizes, 1)
+    n_boot = v.check_int("n_boot", n_boot, 1)
     for e in np.unique(Ev).tolist():
-        _check_library(T, e, tau, Tp, knn)
-        _check_exclusion(T, e, tau, Tp, excl)
+        for tp in Tps.tolist():
+            _check_library(T, e, tau, tp, knn)
+            _check_exclusion(T, e, tau, tp, excl)
         k = e + 1 if knn is None else knn
         if sizes.min() < max(k, 2):
             why = ("" if k >= 2 else ": a library of one point predicts the same value "
                    "everywhere, which has no correlation")
             raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
                              f"got {sizes.min()}")
-    _check_sample_memory(n, T, len(sizes), samples)
+    _check_sample_memory(n * len(Tps), T, len(sizes), samples)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
+    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
     bar = progress_bar(progress, "ccm", n)
-    params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, Tp={Tp}, "
-              f"knn={knn}, exclusion_radius={excl}, lib_sizes={sizes.tolist()}")
+    Tp_text = Tps.tolist() if lagged else int(Tps[0])
+    params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, "
+              f"Tp={Tp_text}, knn={knn}, exclusion_radius={excl}, lib_sizes={sizes.tolist()}")
+    n_sur, nq, nTp = sig["n"], len(sig["quantiles"]), len(Tps)
+    conv = len(sizes) >= 3
 
     def one(x2d):
-        res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tp, knn=knn, excl=excl, lib_sizes=sizes,
-                       samples=samples, seed=seed, backend=backend, progress=bar)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pairs stay NaN
-            mean = np.nanmean(res["rho"], axis=-1)
-        return res["rho"], mean, res["n_valid"]
+        S = None
+        if n_sur:
+            S, _ = make_surrogates(x2d, sig["method"], n_sur, sig["seed"], **sig["options"])
+        res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tps, knn=knn, excl=excl, lib_sizes=sizes,
+                       samples=samples, seed=seed, backend=backend, progress=bar, S=S)
+        rho_s = res["rho"]
+        mean = _ccm._nanmean(rho_s, axis=-1)
+        out = [rho_s, mean, res["n_valid"]]
+        if conv:
+            st = convergence(rho_s, sizes, res["n_valid"][:, :, None], seed, n_boot)
+            out += [st["kendall_tau"], st["kendall_p"], st["fisher_z"], st["fisher_p"],
+                    st["rho_ci"]]
+        if n_sur:
+            null = res["rho_null"]
+            ge, nf, q = null_summary(mean.ravel(), null.reshape(-1, n_sur), sig["quantiles"])
+            out += [p_values(mean, ge.reshape(mean.shape), nf.reshape(mean.shape)),
+                    q.reshape(mean.shape + (nq,))]
+            if keep_null:
+                out.append(null)
+        return tuple(out)
 
     def check(xa, rho_s):
         _check_block(xa, rho_s, labels, sdim, "ccm", params, X.chunks is not None)
 
-    rho_s, rho, n_valid = _apply(
-        X, tdim, one, [["library", "target", "lib_size", "sample"],
-                       ["library", "target", "lib_size"], ["library", "target"]],
-        {"library": n, "target": n, "lib_size": len(sizes), "sample": samples},
-        [float, float, np.int64], check)
-    ds = xr.Dataset({"rho": rho, "n_valid": n_valid})
-    if keep_samples:
-        ds["rho_sample"] = rho_s
-    ds = ds.assign_coords(library=labels, target=labels, lib_size=sizes,
+    pairs = ["library", "target", "Tp"]
+    out_dims = [pairs + ["lib_size", "sample"], pairs + ["lib_size"], ["library", "target"]]
+    names = ["rho_sample", "rho", "n_valid"]
+    dtypes = [float, float, np.int64]
+    if conv:
+        out_dims += [pairs] * 4 + [pairs + ["lib_size", "ci"]]
+        names += ["kendall_tau", "kendall_p", "fisher_z", "fisher_p", "rho_ci"]
+        dtypes += [float] * 5
+    if n_sur:
+        out_dims += [pairs + ["lib_size"], pairs + ["lib_size", "quantile"]]
+        names += ["p_value", "rho_null"]
+        dtypes += [float, float]
+        if keep_null:
+            out_dims.append(pairs + ["lib_size", "surrogate"])
+            names.append("rho_surrogate")
+            dtypes.append(float)
+    res = _apply(X, tdim, one, out_dims,
+                 {"library": n, "target": n, "Tp": nTp, "lib_size": len(sizes),
+                  "sample": samples, "ci": 2, "quantile": nq, "surrogate": n_sur},
+                 dtypes, check)
+    ds = xr.Dataset(dict(zip(names, res, strict=True)))
+    if not keep_samples:
+        ds = ds.drop_vars("rho_sample")
+    ds = ds.assign_coords(library=labels, target=labels, lib_size=sizes, Tp=Tps,
                           E=("library", Ev))
-    ds.attrs.update(tau=tau, Tp=Tp, exclusion_radius=excl, knn=-1 if knn is None else knn,
-                    samples=samples, seed=seed, backend=backend, neighbors="exact",
-                    series_dim=sdim, meaning="rho(library=x, target=y) high: y causes x")
+    if conv:
+        ds = ds.assign_coords(ci=["low", "high"])
+    if n_sur:
+        ds = ds.assign_coords(quantile=list(sig["quantiles"]))
+        if keep_null:
+            ds = ds.assign_coords(surrogate=np.arange(n_sur))
+    if lagged:
+        ds["best_Tp"] = _best_Tp(ds.rho.isel(lib_size=int(np.argmax(sizes))))
+    else:
+        ds = ds.squeeze("Tp", drop=True)
+    ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
+                    knn=-1 if knn is None else knn, samples=samples, seed=seed,
+                    backend=backend, neighbors="exact", series_dim=sdim,
+                    meaning="rho(library=x, target=y) high: y causes x")
+    if conv:
+        ds.attrs.update(n_boot=n_boot, convergence=(
+            "kendall_*: Kendall's tau of mean rho vs lib_size, one-sided p (rising); "
+            "fisher_*: z-test of rho at the largest vs the smallest lib_size, n = n_valid, "
+            "one-sided p; rho_ci: 95% percentile bootstrap of the mean over samples"))
+    if n_sur:
+        ds.attrs.update(_significance_attrs(sig))
     return ds
 
 
@@ -409,9 +539,15 @@ def xmap(
     E_max: int = 10,
     columns: Sequence[str] | None = None,
     tau: int = 1,
-    Tp: int = 0,
+    Tp: int | Sequence[int] = 0,
     exclusion_radius: int = 0,
     knn: int | None = None,
+    surrogates: int = 0,
+    surrogate_method: str = "ebisuzaki",
+    seed: int | None = None,
+    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    keep_null: bool = False,
+    surrogate_options: dict | None = None,
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
@@ -439,16 +575,44 @@ def xmap(
         Largest E tried when ``E=None`` (>= 1).
     columns : list of str
         The variables of a Dataset, each a series (at least two, each once).
-    Tp, tau, exclusion_radius, knn : as in :func:`xedm.simplex` (Tp defaults to 0).
+    Tp : int or list of int
+        Horizon (default 0): library state at t cross-maps the target at t + Tp.  A list
+        gives time-lagged (extended) CCM (Ye et al. 2015): a ``Tp`` dim from the same
+        neighbour tables, and ``best_Tp`` per pair.  A real driver j of i peaks at Tp <= 0
+        (the library recovers the cause's past best); a peak at Tp > 0 hints at a spurious
+        link (e.g. strong forcing or synchrony).
+    tau, exclusion_radius, knn : as in :func:`xedm.simplex`.
         The series (NaN-free) must give at least knn+1 library points for every E in use (for
-        ``E=None``: for E_max, at Tp = 1 and at ``Tp``), and Tp must leave targets inside
-        the data.
+        ``E=None``: for E_max, at Tp = 1 and at every ``Tp``), and every Tp must leave targets
+        inside the data.
+    surrogates : int
+        Number of surrogates of each target series (0: none).  Each pair's surrogate cross
+        maps reuse the library's neighbour tables (only the target changes), and the result
+        gains ``p_value``, ``q_value`` and ``rho_null`` (see Returns).  99 or more are usual.
+    surrogate_method : str
+        ``"ebisuzaki"`` (default: same amplitude spectrum), ``"shuffle"``, ``"seasonal"``,
+        ``"block"`` or ``"twin"``: see :func:`xedm.surrogates`.
+    seed : int, optional
+        Seed of the surrogates (>= 0); None draws one (recorded in attrs).
+    quantiles : list of float
+        Quantiles of the surrogate rho reported as ``rho_null`` over a ``quantile`` dim.
+    keep_null : bool
+        Also return every surrogate's rho as ``rho_surrogate`` over a ``surrogate`` dim.
+    surrogate_options : dict, optional
+        The method's parameters: ``period`` (and ``harmonics``) for seasonal, ``block_length``
+        for block, ``E``, ``tau``, ``recurrence_rate`` or ``eps``, ``norm`` for twin.
     time_dim : str, optional
         The time dim (default ``"time"``).
 
     Returns
     -------
-    Dataset with ``rho`` (library, target) and the coordinate ``E`` along ``target``.
+    Dataset with ``rho`` (library, target[, Tp]) and the coordinate ``E`` along ``target``;
+    with a list of Tp, ``best_Tp`` (library, target): the Tp of the highest rho.  With
+    ``surrogates``: ``p_value`` = (1 + #{surrogate rho >= rho}) / (1 + n) (one-sided, over
+    the surrogates whose rho is finite); ``q_value``: Benjamini-Hochberg over the
+    off-diagonal pairs of the whole map (separately at each Tp), so ``q_value <= 0.05``
+    keeps the expected share of false links among those flagged at 5%; ``rho_null``
+    (library, target[, Tp], quantile): the null's quantiles.
 
     Raises
     ------
@@ -474,61 +638,123 @@ def xmap(
     >>> cmap = ds.x.edm.xmap(dim="series", E=2)
     >>> cmap.rho.dims
     ('library', 'target')
+    >>> sig = ds.x.edm.xmap(dim="series", E=2, surrogates=19, seed=0)
+    >>> sorted(v for v in sig.data_vars)
+    ['p_value', 'q_value', 'rho', 'rho_null']
     """
     X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _XMAP_DIMS)
     n = len(labels)
     T = X.sizes[tdim]
     tau = v.check_tau(tau)
-    Tp = v.check_Tp(Tp)
+    Tps, lagged = _check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
+    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"])
     if E is None:
         E_max = v.check_int("E_max", E_max, 1,
                             " (E_max is the largest embedding dimension tried: use 1 or more)")
         # every E up to E_max may be chosen (at Tp = 1) and then used for the cross maps
         _check_library(T, E_max, tau, 1, knn, "E_max")
-        _check_library(T, E_max, tau, Tp, knn, "E_max")
-        _check_exclusion(T, 1, tau, Tp, excl)
+        for tp in Tps:
+            _check_library(T, E_max, tau, tp, knn, "E_max")
+            _check_exclusion(T, 1, tau, tp, excl)
         E_text = f"E chosen in 1..{E_max}"
     else:
         Ev = _E_per_series(E, n)
         for e in np.unique(Ev).tolist():
-            _check_library(T, e, tau, Tp, knn)
-            _check_exclusion(T, e, tau, Tp, excl)
+            for tp in Tps:
+                _check_library(T, e, tau, tp, knn)
+                _check_exclusion(T, e, tau, tp, excl)
         E_text = f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}"
-    params = f"{E_text}, tau={tau}, Tp={Tp}, knn={knn}, exclusion_radius={excl}"
+    Tp_text = Tps.tolist() if lagged else int(Tps[0])
+    params = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
     bar = progress_bar(progress, "xmap", n)
+    nTp, nq, n_sur = len(Tps), len(sig["quantiles"]), sig["n"]
+
+    def run(x):
+        S = None
+        if n_sur:
+            S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
+        return _ccm.xmap(x, E=None if E is None else Ev_live, E_max=E_max, tau=tau, Tp=Tps,
+                         knn=knn, excl=excl, backend=backend, progress=bar, S=S,
+                         quantiles=sig["quantiles"], keep_null=keep_null)
 
     def one(x2d):
+        nonlocal Ev_live
         live = np.isfinite(x2d).any(axis=1)
-        if live.all():
-            return _ccm.xmap(x2d, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tp,
-                             knn=knn, excl=excl, backend=backend, progress=bar)
+        if E is not None:
+            Ev_live = Ev[live]
         # all-NaN series (warned about in check) stay out of the computation: their rows and
         # columns are NaN, their E the smallest (1) when E is chosen
-        rho = np.full((n, n), np.nan)
+        res = run(np.ascontiguousarray(x2d[live])) if live.any() else None
+        rho = np.full((n, n, nTp), np.nan)
         Es = np.ones(n, np.int64) if E is None else Ev.copy()
-        if live.any():
-            r, e = _ccm.xmap(np.ascontiguousarray(x2d[live]),
-                             E=None if E is None else Ev[live], E_max=E_max, tau=tau, Tp=Tp,
-                             knn=knn, excl=excl, backend=backend, progress=bar)
-            rho[np.ix_(live, live)] = r
-            Es[live] = e
-        return rho, Es
+        out = [rho, Es]
+        pair = np.ix_(live, live)
+        if res is not None:
+            rho[pair] = res["rho"]
+            Es[live] = res["E"]
+        if n_sur:
+            ge = np.zeros((n, n, nTp), np.int64)
+            nn = np.zeros((n, n, nTp), np.int64)
+            qn = np.full((n, n, nTp, nq), np.nan)
+            if res is not None:
+                ge[pair], nn[pair], qn[pair] = res["count_ge"], res["n_null"], res["null_q"]
+            p = p_values(rho, ge, nn)
+            off = ~np.eye(n, dtype=bool)
+            q = np.stack([bh_qvalues(p[:, :, t], off) for t in range(nTp)], axis=-1)
+            out += [p, q, qn]
+            if keep_null:
+                rn = np.full((n, n, nTp, n_sur), np.nan)
+                if res is not None:
+                    rn[pair] = res["rho_null"]
+                out.append(rn)
+        return tuple(out)
+
+    Ev_live = None
 
     def check(xa, rho):
         _check_block(xa, rho, labels, sdim, "xmap", params, X.chunks is not None)
 
-    rho, Es = _apply(X, tdim, one, [["library", "target"], ["target"]],
-                     {"library": n, "target": n}, [float, np.int64], check)
-    ds = xr.Dataset({"rho": rho}).assign_coords(library=labels, target=labels)
+    pairs = ["library", "target", "Tp"]
+    out_dims = [pairs, ["target"]]
+    dtypes = [float, np.int64]
+    if n_sur:
+        out_dims += [pairs, pairs, pairs + ["quantile"]]
+        dtypes += [float, float, float]
+        if keep_null:
+            out_dims.append(pairs + ["surrogate"])
+            dtypes.append(float)
+    sizes = {"library": n, "target": n, "Tp": nTp, "quantile": nq, "surrogate": n_sur}
+    res = _apply(X, tdim, one, out_dims, sizes, dtypes, check)
+    rho, Es = res[0], res[1]
+    ds = xr.Dataset({"rho": rho})
+    if n_sur:
+        ds["p_value"], ds["q_value"], ds["rho_null"] = res[2], res[3], res[4]
+        if keep_null:
+            ds["rho_surrogate"] = res[5]
+    ds = ds.assign_coords(library=labels, target=labels, Tp=Tps)
+    if n_sur:
+        ds = ds.assign_coords(quantile=list(sig["quantiles"]))
+        if keep_null:
+            ds = ds.assign_coords(surrogate=np.arange(n_sur))
     if Es.ndim == 1:
         ds = ds.assign_coords(E=("target", np.asarray(Es)))
     else:
         ds["E"] = Es
-    ds.attrs.update(tau=tau, Tp=Tp, exclusion_radius=excl, knn=-1 if knn is None else knn,
+    if lagged:
+        ds["best_Tp"] = _best_Tp(ds.rho)
+    else:
+        ds = ds.squeeze("Tp", drop=True)
+    ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
+                    knn=-1 if knn is None else knn,
                     E_max=E_max if E is None else int(np.max(Ev)), E_chosen=int(E is None),
                     backend=backend, neighbors="exact", series_dim=sdim,
                     meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
+    if n_sur:
+        ds.attrs.update(_significance_attrs(sig))
+        ds.attrs["fdr_family"] = ("q_value: Benjamini-Hochberg over the off-diagonal "
+                                  "(library, target) pairs of the map"
+                                  + (", separately at each Tp" if lagged else ""))
     return ds

@@ -1,0 +1,132 @@
+"""The xarray layer of the surrogate series: ``xedm.surrogates`` / ``.edm.surrogates``."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ..core import validate as v
+from ..stats.surrogates import check_method, make_surrogates
+from .common import check_numeric, resolve_dim
+
+
+def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
+    """Surrogates of every series of ``da`` along ``dim`` (other dims broadcast)."""
+    other = [d for d in da.dims if d != dim]
+    x = da.transpose(*other, dim)
+    vals = np.asarray(x.values, np.float64)  # a copy for non-float64 input; never written
+    flat = vals.reshape(-1, vals.shape[-1])
+    labels = None
+    if other:
+        idx = np.stack(np.unravel_index(np.arange(len(flat)), vals.shape[:-1]), axis=1)
+        labels = [dict(zip(other, map(int, row), strict=True)) for row in idx]
+    name = "data" if da.name is None else repr(da.name)
+    try:
+        S, info = make_surrogates(flat, method, n, seed, labels=labels, **params)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    S = np.moveaxis(S.reshape(vals.shape[:-1] + (n, vals.shape[-1])), -2, 0)
+    out = xr.DataArray(S, dims=("surrogate", *other, dim), coords=x.coords, name=da.name,
+                       attrs=dict(da.attrs))
+    return out.transpose("surrogate", *da.dims), info
+
+
+def surrogates(
+    data: xr.DataArray | xr.Dataset,
+    method: str = "ebisuzaki",
+    n: int = 99,
+    *,
+    seed: int | None = None,
+    dim: str | None = None,
+    period: int | None = None,
+    harmonics: int = 3,
+    block_length: int | None = None,
+    E: int = 2,
+    tau: int = 1,
+    recurrence_rate: float = 0.1,
+    eps: float | None = None,
+    norm: str = "euclidean",
+) -> xr.DataArray | xr.Dataset:
+    """Surrogate series: n draws of a null model per series, on a new ``surrogate`` dim.
+
+    The surrogates of :func:`xedm.ccm` and :func:`xedm.xmap` (``surrogates=n``) are these,
+    drawn with the same seed.  Each series draws from its own random stream, so its
+    surrogates do not depend on the other series.
+
+    Parameters
+    ----------
+    data : DataArray or Dataset
+        Series along ``dim``; other dims broadcast.  Dataset variables without ``dim`` are
+        kept as they are.
+    method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin"}
+        ``ebisuzaki``: random Fourier phases, amplitude spectrum kept exactly (Ebisuzaki
+        1997); ``shuffle``: random permutation of the values; ``seasonal``: the seasonal
+        cycle (``period``, smoothed to ``harmonics`` harmonics) plus shuffled residuals;
+        ``block``: circular block bootstrap with blocks of ``block_length``; ``twin``: twin
+        surrogates (Thiel et al. 2006) on the delay embedding (``E``, ``tau``) with the
+        recurrence threshold of :func:`xedm.rqa` (``recurrence_rate`` or ``eps``, ``norm``).
+        Details in :mod:`xedm.stats.surrogates`.
+    n : int
+        Surrogates per series (>= 1).
+    seed : int, optional
+        Seed (>= 0); None draws one (recorded in attrs).
+    dim : str, optional
+        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).
+
+    Returns
+    -------
+    The same kind of object, with a leading ``surrogate`` dim on every series; attrs record
+    the method, its parameters and the seed (twin: the eps used and the share of states that
+    have a twin).
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or a missing or invalid parameter of it; NaN inside a series
+        for ``ebisuzaki``, ``seasonal`` and ``twin`` (leading and trailing NaN are kept;
+        ``shuffle`` and ``block`` keep every NaN where it is).
+
+    Examples
+    --------
+    >>> import numpy as np, xedm
+    >>> ds = xedm.datasets.coupled_logistic(300)
+    >>> s = xedm.surrogates(ds.x, "ebisuzaki", n=10, seed=0)
+    >>> s.dims, s.sizes["surrogate"]
+    (('surrogate', 'time'), 10)
+    >>> amp = lambda a: np.abs(np.fft.rfft(a))
+    >>> bool(np.allclose(amp(s[3].values), amp(ds.x.values)))
+    True
+    """
+    if not isinstance(data, (xr.DataArray, xr.Dataset)):
+        raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
+                        "; wrap numpy arrays with xr.DataArray(values, dims=['time'])")
+    n = v.check_int("n", n, 1, " (the number of surrogates per series)")
+    params = check_method(method, period=period, block_length=block_length, E=E, tau=tau,
+                          recurrence_rate=recurrence_rate, eps=eps, harmonics=harmonics,
+                          norm=norm)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+    seed = v.check_int("seed", seed, 0)
+    tdim = resolve_dim(data, dim)
+    attrs = {"surrogate_method": method, "surrogate_seed": seed, "surrogates": n,
+             **{f"surrogate_{k}": val for k, val in params.items()}}
+    if isinstance(data, xr.DataArray):
+        check_numeric(data, "data" if data.name is None else str(data.name))
+        out, info = _one(data, tdim, method, n, seed, params)
+        out.attrs.update(attrs)
+        if info["eps"]:
+            out.attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
+        return out.assign_coords(surrogate=np.arange(n))
+    new = {}
+    for name, da in data.data_vars.items():
+        if tdim not in da.dims:
+            continue
+        check_numeric(da, str(name))
+        new[name], info = _one(da, tdim, method, n, seed, params)
+        if info["eps"]:
+            new[name].attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
+    if not new:
+        raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass dim=")
+    out = data.assign(new).assign_coords(surrogate=np.arange(n))
+    out.attrs.update(attrs)
+    return out

@@ -1,0 +1,62 @@
+"""p-values against a surrogate null, null quantiles, and false-discovery control.
+
+``p_value = (1 + #{rho_surrogate >= rho}) / (1 + n)`` over the n surrogates whose rho is
+finite (one-sided: is the observed skill higher than the null's?).  NaN where the observed
+rho is NaN or no surrogate rho is finite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DEFAULT_QUANTILES = (0.05, 0.5, 0.95)
+
+
+def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
+    """Per row of ``null`` (M, n): the count of finite surrogate rho >= ``obs`` (M,), the
+    count of finite surrogate rho, and the null's quantiles (M, nq) (NaN ignored)."""
+    fin = np.isfinite(null)
+    ge = np.sum(fin & (null >= obs[:, None]), axis=1)
+    nfin = fin.sum(axis=1)
+    q = np.full((len(obs), len(quantiles)), np.nan)
+    some = nfin > 0
+    if some.any() and len(quantiles):
+        q[some] = np.nanquantile(null[some], quantiles, axis=1).T
+    return ge, nfin, q
+
+
+def p_values(obs, count_ge, n_finite) -> np.ndarray:
+    """``(1 + count_ge) / (1 + n_finite)``, NaN where ``obs`` is NaN or no null is finite."""
+    obs = np.asarray(obs, np.float64)
+    n_finite = np.asarray(n_finite)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (1.0 + np.asarray(count_ge, np.float64)) / (1.0 + n_finite)
+    return np.where(np.isfinite(obs) & (n_finite > 0), p, np.nan)
+
+
+def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
+    """Benjamini-Hochberg q-values of the finite p-values where ``family`` is True.
+
+    ``q_(i) = min_{j >= i} p_(j) m / j`` over the m finite p-values of the family sorted
+    ascending, capped at 1; other entries are NaN.  A pair is a discovery at FDR alpha when
+    ``q <= alpha``.
+
+    Examples
+    --------
+    >>> bh_qvalues(np.array([0.01, 0.04, 0.03, 0.5]))
+    array([0.04      , 0.05333333, 0.05333333, 0.5       ])
+    """
+    p = np.asarray(p, np.float64)
+    take = np.isfinite(p) if family is None else (np.asarray(family, bool) & np.isfinite(p))
+    q = np.full(p.shape, np.nan)
+    vals = p[take]
+    m = vals.size
+    if m == 0:
+        return q
+    order = np.argsort(vals, kind="stable")
+    ranked = vals[order] * m / np.arange(1, m + 1)
+    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(ranked, 1.0)
+    q[take] = out
+    return q

@@ -1,0 +1,246 @@
+"""Surrogate series on plain arrays: the null models of the significance tests.
+
+``make_surrogates(X, method, n, seed)`` returns ``(B, n, T)`` for ``X`` of shape ``(B, T)``.
+Series ``b`` draws from its own stream, ``Generator(PCG64(SeedSequence(seed,
+spawn_key=(b,))))``, so a series' surrogates depend only on its values, the method, ``n`` and
+the seed (not on the other series or their order).
+
+Methods (every one keeps the NaN positions of its series, so the surrogates have the same
+valid library points as the original):
+
+``"ebisuzaki"``
+    Random phases (Ebisuzaki 1997): the Fourier amplitudes of the series are kept exactly,
+    the phase of every frequency but zero and Nyquist is drawn uniformly in [0, 2 pi), the
+    Nyquist term (even length) gets a random sign.  Same mean, variance and amplitude
+    spectrum (hence the same autocorrelation, circularly); any coupling is destroyed.
+``"shuffle"``
+    A random permutation of the finite values (Theiler et al. 1992): the same multiset of
+    values, no temporal structure at all (the weakest null for autocorrelated data).
+``"seasonal"``
+    The seasonal cycle plus shuffled residuals: the cycle is the mean of each phase
+    ``t % period`` over the finite values, smoothed to its first ``harmonics`` Fourier
+    harmonics; the residuals (series minus cycle) are permuted among the finite positions.
+``"block"``
+    Circular block bootstrap: blocks of ``block_length`` consecutive finite values, starting
+    uniformly at random on the circle of the finite values, concatenated and cut to length.
+``"twin"``
+    Twin surrogates (Thiel et al. 2006) with the recurrence conventions of :func:`xedm.rqa`:
+    states are delay vectors (E, tau), two states are recurrent when their distance (``norm``)
+    is ``< eps``, with eps reaching ``recurrence_rate`` by the rule of
+    :mod:`xedm.recurrence.threshold` unless given.  Twins are states with identical rows of
+    the recurrence matrix.  A walk starts at a random state; each step jumps to a random twin
+    of the current state (itself included) and moves to its successor, restarting at a
+    random state when there is none.  The surrogate is the newest coordinate of the visited
+    states, so it is built from pieces of the original trajectory.
+
+Gaps: ``shuffle`` and ``block`` use the finite values wherever they are (the NaN positions
+stay NaN).  ``ebisuzaki``, ``seasonal`` and ``twin`` need consecutive values: leading and
+trailing NaN are kept, a NaN inside the series is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+METHODS = ("ebisuzaki", "shuffle", "seasonal", "block", "twin")
+_CONTIGUOUS = ("ebisuzaki", "seasonal", "twin")
+TWIN_MAX_STATES = 20_000  # the recurrence rows are kept as bits: P^2 / 8 bytes
+
+
+def series_rng(seed: int, b: int) -> np.random.Generator:
+    """The random stream of series ``b`` (see the module doc)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(b,))))
+
+
+def check_method(method, *, period=None, block_length=None, E=2, tau=1, recurrence_rate=0.1,
+                 eps=None, harmonics=3, norm="euclidean") -> dict:
+    """Validate the method and its parameters; returns the parameters the method uses."""
+    from ..core import validate as v
+
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"surrogate method={method!r} is invalid; choose one of {list(METHODS)}")
+    if method == "seasonal":
+        if period is None:
+            raise ValueError("method='seasonal' needs period= (the length of the seasonal "
+                             "cycle in time steps, an integer >= 2)")
+        period = v.check_int("period", period, 2)
+        harmonics = v.check_int("harmonics", harmonics, 1)
+        return {"period": period, "harmonics": harmonics}
+    if method == "block":
+        if block_length is None:
+            raise ValueError("method='block' needs block_length= (time steps per block, an "
+                             "integer >= 1; about the decorrelation time of the series)")
+        return {"block_length": v.check_int("block_length", block_length, 1)}
+    if method == "twin":
+        from ..recurrence.recurrence import NORMS
+
+        E = v.check_int("E", E, 1)
+        tau = v.check_int("tau", tau, 1)
+        if norm not in NORMS:
+            raise ValueError(f"norm={norm!r} is invalid; choose one of {list(NORMS)}")
+        if eps is not None:
+            eps = float(eps)
+            if not np.isfinite(eps) or eps <= 0:
+                raise ValueError(f"eps={eps!r} is invalid; give a positive distance or use "
+                                 "recurrence_rate=")
+            return {"E": E, "tau": tau, "eps": eps, "norm": norm}
+        rr = float(recurrence_rate)
+        if not 0 < rr < 1:
+            raise ValueError(f"recurrence_rate={recurrence_rate!r} is invalid; it must lie in "
+                             "(0, 1) (0.05 to 0.2 is usual for twin surrogates)")
+        return {"E": E, "tau": tau, "recurrence_rate": rr, "norm": norm}
+    return {}
+
+
+def _span(x: np.ndarray, method: str, label) -> slice:
+    """The run of consecutive finite values of x (leading/trailing NaN allowed)."""
+    fin = np.flatnonzero(np.isfinite(x))
+    if len(fin) == 0:
+        return slice(0, 0)
+    span = slice(int(fin[0]), int(fin[-1]) + 1)
+    if len(fin) != span.stop - span.start:
+        raise ValueError(
+            f"surrogate method={method!r} needs consecutive values, but series {label} has NaN "
+            "inside it; fill the gaps first (e.g. .interpolate_na('time')) or use "
+            "method='shuffle' or 'block', which keep the gaps where they are"
+        )
+    return span
+
+
+def _ebisuzaki(x, n, rng):
+    m = len(x)
+    F = np.fft.rfft(x)
+    K = len(F)
+    phase = rng.uniform(0.0, 2.0 * np.pi, (n, K))
+    G = np.abs(F) * np.exp(1j * phase)
+    G[:, 0] = F[0]
+    if m % 2 == 0 and K > 1:  # Nyquist: real, so only its sign is free
+        G[:, -1] = np.abs(F[-1]) * rng.choice([-1.0, 1.0], n)
+    return np.fft.irfft(G, n=m, axis=-1)
+
+
+def _seasonal_cycle(x, period, harmonics):
+    t = np.arange(len(x))
+    phase = t % period
+    fin = np.isfinite(x)
+    sums = np.bincount(phase[fin], x[fin], minlength=period)
+    counts = np.bincount(phase[fin], minlength=period)
+    if np.any(counts == 0):
+        raise ValueError(f"period={period} is too long for this series: some phases of the "
+                         "cycle have no finite value (a period of at most half the finite "
+                         "span gives each phase two values or more)")
+    c = sums / counts
+    C = np.fft.rfft(c)
+    C[harmonics + 1:] = 0.0
+    return np.fft.irfft(C, n=period)[phase]
+
+
+def _block(vals, n, L, rng):
+    m = len(vals)
+    nb = -(-m // L)
+    starts = rng.integers(0, m, (n, nb))
+    pos = (starts[:, :, None] + np.arange(L)) % m
+    return vals[pos.reshape(n, -1)[:, :m]]
+
+
+def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
+    """Twin class of every state (newest coordinate at x[(E-1)tau + i]) and the eps used."""
+    P = len(x) - (E - 1) * tau
+    if P > TWIN_MAX_STATES:
+        raise ValueError(f"twin surrogates keep the recurrence matrix of the series in memory; "
+                         f"{P} states exceed the limit of {TWIN_MAX_STATES}: use a shorter "
+                         "series or method='ebisuzaki'")
+    V = np.stack([x[(E - 1 - e) * tau:(E - 1 - e) * tau + P] for e in range(E)], axis=1)
+    if eps is None:
+        from ..recurrence.recurrence import RecurrenceProblem
+        from ..recurrence.threshold import eps_for_recurrence_rate
+
+        prob = RecurrenceProblem.single(x, E=E, tau=tau)
+        eps = float(eps_for_recurrence_rate(prob, [recurrence_rate], norm=norm)[0][0, 0, 0])
+    keys: dict[bytes, int] = {}
+    cls = np.empty(P, np.int64)
+    step = max(1, 2**22 // max(P, 1))
+    for r0 in range(0, P, step):
+        D = V[r0:r0 + step, None, :] - V[None, :, :]
+        if norm == "euclidean":
+            d = np.sqrt(np.einsum("ijk,ijk->ij", D, D))
+        elif norm == "maximum":
+            d = np.abs(D).max(axis=-1)
+        else:
+            d = np.abs(D).sum(axis=-1)
+        bits = np.packbits(d < eps, axis=1)
+        for i, row in enumerate(bits):
+            cls[r0 + i] = keys.setdefault(row.tobytes(), len(keys))
+    return cls, eps
+
+
+def _twin(x, n, rng, E, tau, norm, eps=None, recurrence_rate=None):
+    from ..kernels import get_kernel
+
+    cls, eps_used = _twin_classes(x, E, tau, norm, eps, recurrence_rate)
+    order = np.argsort(cls, kind="stable")
+    counts = np.bincount(cls)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    m = len(x)
+    u = rng.random((n, m))
+    r = rng.random((n, m))
+    states = get_kernel("twin_walk", "cpu")(cls, order, offsets, u, r)
+    share = float((counts[cls] > 1).mean())  # states that have a twin other than themselves
+    return x[(E - 1) * tau + states], eps_used, share
+
+
+def make_surrogates(X, method: str, n: int, seed: int, labels=None, **params):
+    """``(B, n, T)`` surrogates of the rows of ``X`` ``(B, T)``; see the module doc.
+
+    Returns the array and a dict of diagnostics (``twin``: eps and share of states with a
+    twin, per series).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.sin(np.arange(200) * 0.3)[None]
+    >>> s, _ = make_surrogates(x, "shuffle", 5, seed=0)
+    >>> s.shape, bool(np.allclose(np.sort(s[0, 2]), np.sort(x[0])))
+    ((1, 5, 200), True)
+    """
+    X = np.asarray(X, np.float64)
+    B, T = X.shape
+    out = np.full((B, n, T), np.nan)
+    info: dict[str, list] = {"eps": [], "twin_share": []}
+    for b in range(B):
+        x = X[b]
+        rng = series_rng(seed, b)
+        label = b if labels is None else labels[b]
+        if method in _CONTIGUOUS:
+            sl = _span(x, method, label)
+            seg = x[sl]
+            if len(seg) == 0:
+                continue
+            if method == "ebisuzaki":
+                out[b, :, sl] = _ebisuzaki(seg, n, rng)
+            elif method == "seasonal":
+                cyc = _seasonal_cycle(seg, params["period"], params["harmonics"])
+                res = seg - cyc
+                out[b, :, sl] = cyc + rng.permuted(np.broadcast_to(res, (n, len(res))), axis=1)
+            else:
+                need = (params["E"] - 1) * params["tau"] + 2
+                if len(seg) < need:
+                    raise ValueError(f"series {label} has {len(seg)} consecutive values; twin "
+                                     f"surrogates with E={params['E']}, tau={params['tau']} "
+                                     f"need at least {need}")
+                s, eps_used, share = _twin(seg, n, rng, params["E"], params["tau"],
+                                           params["norm"], params.get("eps"),
+                                           params.get("recurrence_rate"))
+                out[b, :, sl] = s
+                info["eps"].append(eps_used)
+                info["twin_share"].append(share)
+            continue
+        fin = np.flatnonzero(np.isfinite(x))
+        vals = x[fin]
+        if len(vals) == 0:
+            continue
+        if method == "shuffle":
+            out[b][:, fin] = rng.permuted(np.broadcast_to(vals, (n, len(vals))), axis=1)
+        else:
+            out[b][:, fin] = _block(vals, n, params["block_length"], rng)
+    return out, info
