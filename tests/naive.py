@@ -172,14 +172,16 @@ def floyd_subset(rng, n, L):
     return sorted(picked) if m == L else [c for c in range(n) if c not in picked]
 
 
-def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0):
+def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0, valid=None):
     """rho (n_sizes, samples) cross-mapping target y from library series x, following the
     documented sampling protocol (fresh PCG64(seed); one draw per size and sample, none for
-    sizes >= the number of valid library points)."""
+    sizes >= the number of valid library points).  ``valid``: the valid library points when
+    given (time-lagged ccm: those valid at every Tp)."""
     X = x[None]
     T = len(x)
     knn = E + 1 if knn is None else knn
-    valid = library_points(X, y, E, tau, Tp, [(0, T - 1)])
+    if valid is None:
+        valid = library_points(X, y, E, tau, Tp, [(0, T - 1)])
     n = len(valid)
     rng = np.random.Generator(np.random.PCG64(seed))
     preds_at = [t for t in range(T) if state(X, t, E, tau) is not None]
@@ -268,3 +270,46 @@ def table_predictions(idx, dist, y, Tp, k=None, usable=None):
 
 # Recurrence quantification references (dense brute force) live beside this file.
 from naive_rqa import *  # noqa: E402,F401,F403
+
+
+# ---------------------------------------------------------------- significance and convergence
+def p_value(obs, null):
+    """(1 + #{finite null >= obs}) / (1 + #finite null); NaN for a NaN obs or no finite null."""
+    null = [r for r in null if np.isfinite(r)]
+    if not np.isfinite(obs) or not null:
+        return np.nan
+    return (1 + sum(r >= obs for r in null)) / (1 + len(null))
+
+
+def bh(pvals):
+    """Benjamini-Hochberg q-values of a list (NaN stays NaN): q_i = min(1, min over p_j >= p_i
+    of p_j * m / #{p_k <= p_j})."""
+    fin = [p for p in pvals if np.isfinite(p)]
+    m = len(fin)
+    out = []
+    for p in pvals:
+        if not np.isfinite(p):
+            out.append(np.nan)
+            continue
+        out.append(min(1.0, min(pj * m / sum(pk <= pj for pk in fin) for pj in fin if pj >= p)))
+    return out
+
+
+def fisher_z(r_small, r_large, n):
+    """Fisher z of r_large against r_small, n predictions each, one-sided p (math only)."""
+    import math
+
+    clip = 1 - 1e-12
+    a = math.atanh(min(max(r_small, -clip), clip))
+    b = math.atanh(min(max(r_large, -clip), clip))
+    z = (b - a) / math.sqrt(2.0 / (n - 3))
+    return z, 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def bootstrap_interval(samples, seed, n_boot, level=0.95):
+    """Percentile interval of the mean of samples resampled with replacement, the draws taken
+    as rng.integers(0, S, (n_boot, S)) from default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(samples), (n_boot, len(samples)))
+    means = [np.mean([samples[i] for i in row]) for row in draws]
+    return np.quantile(means, [(1 - level) / 2, (1 + level) / 2])

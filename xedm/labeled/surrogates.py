@@ -49,9 +49,12 @@ def surrogates(
 ) -> xr.DataArray | xr.Dataset:
     """Surrogate series: n draws of a null model per series, on a new ``surrogate`` dim.
 
-    The surrogates of :func:`xedm.ccm` and :func:`xedm.xmap` (``surrogates=n``) are these,
-    drawn with the same seed.  Each series draws from its own random stream, so its
-    surrogates do not depend on the other series.
+    Each series draws from its own random stream, numbered by its position (the series of a
+    DataArray in the order of its other dims, flattened; those of each Dataset variable
+    from 0), so its surrogates do not depend on the values of the other series.  The
+    surrogates of :func:`xedm.ccm` and :func:`xedm.xmap` (``surrogates=n``) are these, the
+    k-th series of the call (in the order of ``columns`` or along ``dim``) drawing from
+    stream k: ``xedm.surrogates(ds[columns].to_array("v"), n=n, seed=seed)``.
 
     Parameters
     ----------
