@@ -184,8 +184,8 @@ def test_ccm_p_values_and_convergence_against_naive():
     # the k-th series of the call draws from stream k: the surrogates of the stacked series
     S = xedm.surrogates(ds.to_array("v"), n=7, seed=5).transpose("v", "surrogate", "time")
     X = np.stack([x, y])
-    for i, lib in enumerate("xy"):
-        for j, tgt in enumerate("xy"):
+    for i in range(2):
+        for j in range(2):
             ref = naive.ccm_pair(X[i], X[j], 2, sizes, 4, 5)
             np.testing.assert_allclose(out.rho_sample.values[i, j], ref, rtol=1e-9)
             mean = ref.mean(axis=1)
@@ -294,3 +294,22 @@ def test_significance_argument_errors():
         da.edm.ccm(dim="s", E=2, lib_sizes=[10], Tp=[0, 70])
     with pytest.raises(TypeError, match="surrogate_options must be a dict"):
         da.edm.xmap(dim="s", E=2, surrogates=3, surrogate_options=3)
+
+
+def test_benchmark_quick_runs(tmp_path):
+    """benchmarks/significance.py --quick runs end to end (so the benchmark cannot rot)."""
+    import json
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = tmp_path / "sig.json"
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "significance.py"),
+                           "--quick", "--repeat", "1", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=root)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert {"cost", "calibration", "power", "peers"} <= set(res)
+    assert all(r["ratio"] > 0 for r in res["cost"])
+    assert 0 <= res["calibration"]["mean_share_p_below_0.05"] <= 1
