@@ -83,6 +83,7 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
         "E": E, "tau": tau, "Tp": Tp, "exclusion_radius": excl,
         "lib": describe(lib), "pred": describe(pred), "columns": ", ".join(cols),
         "target": tgt, "embedded": int(bool(embedded)),
+        "xedm_function": func,  # which function made the result (result.edm.plot dispatches)
     }
     tau = lag_step(E, tau, bool(embedded))  # no lags: tau has no effect
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs

@@ -535,7 +535,8 @@ def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, 
         out[var] = xr.Variable(list(batch_dims) + win + kd, e.reshape(shape + list(e.shape[1:])),
                                {"long_name": f"threshold of {series} reaching its recurrence "
                                              "rate"})
-    attrs = {"kind": kind, "E": p["E"], "tau": p["tau"], "norm": p["norm"],
+    attrs = {"xedm_function": "rqa", "kind": kind, "E": p["E"], "tau": p["tau"],
+             "norm": p["norm"],
              "theiler": p["theiler"] if kind != "cross" else 0, "l_min": p["l_min"],
              "v_min": p["v_min"], "w_min": p["w_min"], "backend": p["backend"],
              "n_states": int(p["n_states"])}
@@ -629,7 +630,8 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
     coords[dim] = np.asarray(index)[(E - 1) * tau:]
     coords[ydim] = np.asarray(yindex)[(E - 1) * tau:]
-    attrs = {"kind": kind, "E": E, "tau": tau, "norm": norm}
+    attrs = {"xedm_function": "recurrence_plot", "kind": kind, "E": E, "tau": tau,
+             "norm": norm}
     for ch, name in enumerate(["eps", "joint_eps"][:prob.nch]):
         vals = e[:, 0, ch]
         attrs[name] = float(vals[0]) if np.all(vals == vals[0]) else vals.tolist()

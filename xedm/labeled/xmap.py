@@ -398,6 +398,7 @@ def ccm(
     ds.attrs.update(tau=tau, Tp=Tp, exclusion_radius=excl, knn=-1 if knn is None else knn,
                     samples=samples, seed=seed, backend=backend, neighbors="exact",
                     series_dim=sdim, meaning="rho(library=x, target=y) high: y causes x")
+    ds.attrs["xedm_function"] = "ccm"
     return ds
 
 
@@ -531,4 +532,5 @@ def xmap(
                     E_max=E_max if E is None else int(np.max(Ev)), E_chosen=int(E is None),
                     backend=backend, neighbors="exact", series_dim=sdim,
                     meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
+    ds.attrs["xedm_function"] = "xmap"
     return ds
