@@ -13,29 +13,13 @@ import xarray as xr
 from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
-from ..options import get_option
 from .checks import variable_names
-from .common import check_numeric, resolve_dim
+from .common import check_numeric, progress_bar, resolve_dim
 
 _SER = "__xedm_series__"
 # dims (and the coordinate E) of the results: the data may not have dims of these names
 _XMAP_DIMS = ("library", "target", "E")
 _CCM_DIMS = ("library", "target", "lib_size", "sample", "E")
-
-
-def progress_bar(progress: bool | None, desc: str, total: int):
-    """tqdm over series, shown only when the work outlasts two seconds (off: progress=False)."""
-    show = get_option("progress") if progress is None else progress
-    if not show:
-        return iter
-
-    def wrap(it):
-        from tqdm.auto import tqdm
-
-        n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
-        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
-
-    return wrap
 
 
 def _time_dim(data, time_dim: str | None) -> str:
