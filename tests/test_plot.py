@@ -262,7 +262,7 @@ def test_edm_plot_of_sweeps(logistic, func, dim):
     best = res.attrs[f"best_{dim}"]
     assert star.get_xdata()[0] == best
     assert star.get_ydata()[0] == float(res.rho.sel({dim: best}))
-    assert f"best {dim} = {best:.3g}" in legend_texts(ax)
+    assert f"best {'θ' if dim == 'theta' else dim} = {best:.3g}" in legend_texts(ax)
     assert ax.get_title().startswith(f"{func} of x")
     assert no_overlap(ax)
 

@@ -10,6 +10,7 @@ import xarray as xr
 from ._base import axis_name, label, new_axes, new_figure, num, outside_legend, params, variable
 
 SWEEP_DIMS = ("E", "Tp", "theta")
+_SYMBOL = {"theta": "θ"}
 _MADE_BY = {"E": "embed_dimension", "Tp": "predict_interval", "theta": "predict_nonlinear"}
 
 
@@ -107,7 +108,8 @@ def skill(
             one = flat.shape[1] == 1
             ax.plot([b], flat[hit[:1], j], marker="*", markersize=16, linestyle="none",
                     color="C3" if one else lines[j].get_color(), markeredgecolor="black",
-                    label=f"best {dim} = {num(b)}" if one else None, zorder=5)
+                    label=f"best {_SYMBOL.get(dim, dim)} = {num(b)}" if one else None,
+                    zorder=5)
     ax.set_xlabel(axis_name(da, dim))
     ax.set_ylabel(axis_name(ds, var))
     if dim == "E" and len(x) <= 30:
