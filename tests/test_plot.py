@@ -37,7 +37,7 @@ def test_skill_marks_best_from_attrs():
     np.testing.assert_array_equal(line.get_ydata(), [0.4, 0.95, 0.97, 0.9])
     assert star.get_xdata()[0] == 2 and star.get_ydata()[0] == 0.95
     assert "best E = 2" in legend_texts(ax)
-    assert ax.get_ylabel() == "rho"
+    assert ax.get_ylabel() == "skill ρ (Pearson)"
 
 
 def test_skill_theta_without_attrs_uses_max_and_min_for_errors():
@@ -61,7 +61,12 @@ def test_skill_broadcast_dim_one_line_each():
         name="rho",
     )
     ax = plot.skill(rho)
-    assert len(ax.lines) == 3
+    lines = [ln for ln in ax.lines if ln.get_marker() == "o"]
+    stars = [ln for ln in ax.lines if ln.get_marker() == "*"]
+    assert len(lines) == 3 and len(stars) == 3  # each series' best marked in its colour
+    for line, star in zip(lines, stars, strict=True):
+        y = line.get_ydata()
+        assert star.get_ydata()[0] == np.nanmax(y) and star.get_color() == line.get_color()
     assert legend_texts(ax) == ["a", "b", "c"]
     np.testing.assert_allclose(ax.lines[1].get_ydata(), rho.sel(neuron="b").values)
 
@@ -101,7 +106,7 @@ def test_prediction_lines_and_title():
     np.testing.assert_array_equal(obs.get_ydata(), ds.observed.values)
     np.testing.assert_array_equal(pred.get_ydata(), ds.prediction.values)
     title = ax.get_title()
-    assert "rho = 0.980" in title and "E=3" in title and "simplex" in title
+    assert "ρ = 0.980" in title and "E=3" in title and "simplex" in title
     assert legend_texts(ax) == ["observed", "predicted"]
 
 
@@ -185,7 +190,11 @@ def test_causal_map_keeps_diagonal_when_asked_and_checks_dims():
     ax = plot.causal_map(rho, mask_diagonal=False)
     assert np.isfinite(np.ma.filled(ax.images[0].get_array(), np.nan)).all()
     with pytest.raises(ValueError, match="library, target"):
-        plot.causal_map(rho.expand_dims(lib_size=[5]))
+        plot.causal_map(rho.expand_dims(neuron=[5]))
+    # a ccm result is drawn at its largest library size
+    ccm = xr.concat([rho * 0.1, rho * 0.7], dim=xr.DataArray([10, 90], dims="lib_size"))
+    ax = plot.causal_map(ccm, mask_diagonal=False)
+    np.testing.assert_allclose(ax.images[0].get_array(), 0.7)
 
 
 # ----------------------------------------------------------------- recurrence plot
@@ -199,9 +208,11 @@ def test_recurrence_plot_image_and_axes():
     )
     ax = plot.recurrence_plot(R)
     np.testing.assert_array_equal(ax.images[0].get_array(), R.values.astype(float))
-    assert ax.get_xlabel() == "time_" and ax.get_ylabel() == "time"
+    # the second time dim ("time_") reads as time, not as a raw dim name
+    assert ax.get_xlabel() == "time" and ax.get_ylabel() == "time"
     assert ax.images[0].get_extent() == [0, 59, 0, 59]
-    assert "eps=0.2" in ax.get_title()
+    assert "ε=0.2" in ax.get_title()
+    assert f"RR={100 * R.values.mean():.3g} %" in ax.get_title()
     with pytest.raises(ValueError, match="2-D"):
         plot.recurrence_plot(R.isel(time=0))
 
@@ -213,3 +224,178 @@ def test_plot_module_does_not_import_pyplot_at_import():
     code = "import sys, xedm.plot; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+# ----------------------------------------------------------------- real results, .edm.plot()
+import xedm  # noqa: E402
+
+
+def no_overlap(ax):
+    """The legend's box lies outside the axes' data area."""
+    fig = ax.figure
+    fig.canvas.draw()
+    leg = ax.get_legend().get_window_extent()
+    box = ax.get_window_extent()
+    inter_w = min(leg.x1, box.x1) - max(leg.x0, box.x0)
+    inter_h = min(leg.y1, box.y1) - max(leg.y0, box.y0)
+    return inter_w <= 0 or inter_h <= 0
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    return xedm.datasets.coupled_logistic(300)
+
+
+@pytest.mark.parametrize("func,dim", [("embed_dimension", "E"), ("predict_interval", "Tp"),
+                                      ("predict_nonlinear", "theta")])
+def test_edm_plot_of_sweeps(logistic, func, dim):
+    kw = {"E_max": 5} if func == "embed_dimension" else {"E": 2}
+    if func == "predict_nonlinear":
+        kw["theta"] = [0, 0.5, 2, 4]
+    res = getattr(logistic.edm, func)(columns="x", **kw)
+    assert res.attrs["xedm_function"] == func
+    ax = res.edm.plot()
+    line = ax.lines[0]
+    np.testing.assert_array_equal(line.get_xdata(), res[dim].values)
+    np.testing.assert_array_equal(line.get_ydata(), res.rho.values)
+    star = ax.lines[1]
+    best = res.attrs[f"best_{dim}"]
+    assert star.get_xdata()[0] == best
+    assert star.get_ydata()[0] == float(res.rho.sel({dim: best}))
+    assert f"best {'θ' if dim == 'theta' else dim} = {best:.3g}" in legend_texts(ax)
+    assert ax.get_title().startswith(f"{func} of x")
+    assert no_overlap(ax)
+
+
+def test_edm_plot_of_simplex_and_the_dispatch_without_attrs(logistic):
+    res = logistic.edm.simplex(columns="x", target="y", E=2, lib=slice(0, 149),
+                               pred=slice(150, 299))
+    ax = res.edm.plot()
+    obs, pred = ax.lines
+    np.testing.assert_array_equal(pred.get_xdata(), res.time.values)
+    np.testing.assert_array_equal(pred.get_ydata(), res.prediction.values)
+    np.testing.assert_array_equal(obs.get_ydata(), res.observed.values)
+    assert ax.get_title().startswith("simplex of y: E=2, τ=1, Tp=1")
+    assert f"ρ = {float(res.rho):.3f}" in ax.get_title()
+    assert ax.get_ylabel() == "y" and ax.get_xlabel() == "time"
+    assert no_overlap(ax)
+    # attrs dropped: told by the variables
+    bare = res.copy()
+    bare.attrs = {}
+    assert plot.made_by(bare) == "simplex"
+    assert plot.made_by(res.rho.expand_dims(E=[1])) == "embed_dimension"
+    with pytest.raises(ValueError, match="cannot tell"):
+        plot.plot(xr.Dataset({"foo": ("t", [1.0])}))
+
+
+def test_edm_plot_of_smap_is_coefficients_over_time(logistic):
+    res = logistic.x.edm.smap(E=2, theta=2.0, pred=slice(200, 299))
+    fig = res.edm.plot()
+    axes = fig.axes
+    assert len(axes) == 3  # forecast + two coefficients (intercept left out)
+    np.testing.assert_array_equal(axes[0].lines[1].get_ydata(), res.prediction.values)
+    for ax, name in zip(axes[1:], ["x(t-0)", "x(t-1)"], strict=True):
+        np.testing.assert_array_equal(ax.lines[0].get_ydata(),
+                                      res.coefficients.sel(coef=name).values)
+        np.testing.assert_array_equal(ax.lines[0].get_xdata(), res.time.values)
+        assert ax.get_ylabel() == f"∂x(t+1)/∂{name}"
+    fig = plot.smap_coefficients(res, intercept=True, with_prediction=False)
+    assert [a.get_ylabel() for a in fig.axes][0] == "intercept"
+    with pytest.raises(ValueError, match="coefficients"):
+        plot.smap_coefficients(res.drop_vars("coefficients"))
+
+
+def test_edm_plot_of_ccm_both_directions_with_sample_spread(logistic):
+    res = logistic.edm.ccm(["x", "y"], lib_sizes=[10, 50, 200], E=2, samples=8, seed=3,
+                           keep_samples=True)
+    ax = res.edm.plot()
+    assert legend_texts(ax) == ["x → y", "y → x"]
+    for lib, tgt in [("x", "y"), ("y", "x")]:
+        line = next(ln for ln in ax.lines if ln.get_label() == plot.arrow(lib, tgt))
+        np.testing.assert_allclose(line.get_ydata(), res.rho.sel(library=lib, target=tgt))
+        np.testing.assert_array_equal(line.get_xdata(), [10, 50, 200])
+    # one band per direction, spanning the 5-95 % quantiles of rho_sample
+    assert len(ax.collections) == 2
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    one = res.rho_sample.sel(library="x", target="y")
+    lo, hi = one.quantile(0.05, "sample").values, one.quantile(0.95, "sample").values
+    assert np.isclose(band.min(), min(lo.min(), hi.min()))
+    assert np.isclose(band.max(), max(lo.max(), hi.max()))
+    assert no_overlap(ax)
+
+
+def test_ccm_convergence_draws_a_null_band_and_p_values_when_present():
+    ds = ccm_like()
+    q = xr.DataArray([0.05, 0.95], dims="quantile")
+    ds["rho_null"] = (ds.rho * 0 + 0.1 + 0.2 * q).transpose(..., "quantile")
+    ds["p_value"] = xr.DataArray([[1.0, 0.01], [0.2, 1.0]], dims=("library", "target"),
+                                 coords={"library": ["x", "y"], "target": ["x", "y"]})
+    ax = plot.ccm_convergence(ds)
+    texts = legend_texts(ax)
+    assert "y → x (p = 0.01)" in texts and "x → y (p = 0.2)" in texts
+    assert sum(t.startswith("surrogates") for t in texts) == 2
+    null = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert np.isclose(null.min(), 0.11) and np.isclose(null.max(), 0.29)
+
+
+def test_edm_plot_of_xmap_with_truth_cluster_order_and_significance():
+    net = xedm.datasets.many_series(6, 300, seed=0)
+    res = net.x.edm.xmap(dim="series", E=2, progress=False)
+    ax = res.edm.plot(truth=net.adjacency, order="cluster")
+    order = plot.cluster_order(res.rho.values)
+    img = np.ma.filled(ax.images[0].get_array(), np.nan)
+    want = res.rho.values[np.ix_(order, order)].copy()
+    np.fill_diagonal(want, np.nan)
+    np.testing.assert_array_equal(img, want)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(i) for i in order]
+    # known links marked at (library=driven, target=driver) in the clustered order
+    drivers, driven = np.nonzero(net.adjacency.values)
+    pos = {s: i for i, s in enumerate(order)}
+    marks = ax.lines[-1]
+    got = sorted(zip(marks.get_xdata(), marks.get_ydata(), strict=True))
+    assert got == sorted((pos[d], pos[v]) for d, v in zip(drivers, driven, strict=True))
+    assert no_overlap(ax)
+    # significance: cells with q < alpha outlined
+    q = xr.full_like(res.rho, 1.0)
+    q[0, 1] = 0.001
+    ax = plot.causal_map(res.assign(q_value=q))
+    sig = next(ln for ln in ax.lines if ln.get_label().startswith("q-value"))
+    assert list(sig.get_xdata()) == [1] and list(sig.get_ydata()) == [0]
+
+
+def test_cluster_order_groups_similar_series():
+    rho = np.full((4, 4), 0.1)
+    rho[np.ix_([0, 2], [0, 2])] = 0.9
+    rho[np.ix_([1, 3], [1, 3])] = 0.9
+    order = plot.cluster_order(rho).tolist()
+    pos = {s: i for i, s in enumerate(order)}
+    assert abs(pos[0] - pos[2]) == 1 and abs(pos[1] - pos[3]) == 1
+
+
+def test_edm_plot_of_recurrence_plot_rounds_eps(logistic):
+    R = logistic.x.isel(time=slice(0, 120)).edm.recurrence_plot(E=2, recurrence_rate=0.1)
+    ax = R.edm.plot()
+    eps = R.attrs["eps"]
+    assert f"ε={eps:.3g}," in ax.get_title() and repr(eps) not in ax.get_title()
+    np.testing.assert_array_equal(ax.images[0].get_array(), R.values.astype(float))
+    assert f"RR={100 * R.values.mean():.3g} %" in ax.get_title()
+    assert ax.get_xlabel() == "time" and ax.get_ylabel() == "time"
+
+
+def test_edm_plot_of_rqa_windows_thresholds_and_histograms(logistic):
+    q = logistic.x.edm.rqa(E=2, recurrence_rate=0.05, window=100, step=20)
+    fig = q.edm.plot()
+    assert [a.get_ylabel() for a in fig.axes] == ["RR", "DET", "L", "LAM", "TT", "ENTR"]
+    np.testing.assert_array_equal(fig.axes[1].lines[0].get_xdata(), q.time.values)
+    np.testing.assert_array_equal(fig.axes[1].lines[0].get_ydata(), q.DET.values)
+    assert "window=100" in fig.axes[0].get_title()
+    q = logistic.x.edm.rqa(E=2, eps=[0.02, 0.05, 0.1])
+    fig = plot.rqa_measures(q, ["DET"])
+    np.testing.assert_array_equal(fig.axes[0].lines[0].get_xdata(), [0.02, 0.05, 0.1])
+    assert fig.axes[0].get_xlabel() == "threshold ε"
+    q = logistic.x.edm.rqa(E=2, eps=0.05)
+    fig = q.edm.plot()
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    counts = q.diagonal_lines.values.astype(float)
+    np.testing.assert_array_equal(np.nan_to_num(heights), counts)
+    assert f"DET={float(q.DET):.3g}" in fig.axes[0].get_title()

@@ -27,26 +27,17 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # submodules imported on first use, so `import xedm` stays fast
-    if name in ("datasets", "plot"):
-        import importlib
+    # submodules and the recurrence functions imported on first use, so `import xedm` stays
+    # fast; `xedm.rqa` is then the function itself (real signature and docstring)
+    import importlib
 
+    if name in ("datasets", "plot", "widgets"):
         return importlib.import_module(f"xedm.{name}")
+    if name in ("rqa", "recurrence_plot"):
+        func = getattr(importlib.import_module("xedm.labeled.rqa"), name)
+        globals()[name] = func
+        return func
     raise AttributeError(f"module 'xedm' has no attribute {name!r}")
-
-
-def rqa(*args, **kwargs):
-    """Recurrence quantification analysis; see :func:`xedm.labeled.rqa.rqa`."""
-    from .labeled.rqa import rqa as _rqa
-
-    return _rqa(*args, **kwargs)
-
-
-def recurrence_plot(*args, **kwargs):
-    """Recurrence matrix as a boolean DataArray; see :func:`xedm.labeled.rqa.recurrence_plot`."""
-    from .labeled.rqa import recurrence_plot as _rp
-
-    return _rp(*args, **kwargs)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from ..core import validate as v
 from ..core.embed import lag_step
 from ..kernels import resolve_backend
 from ..neighbors.base import resolve_method
+from ..options import get_option
 from .checks import (
     PREDICTED,
     VAR,
@@ -38,6 +39,7 @@ from .checks import (
 )
 from .common import (
     build_dataset,
+    counter_bar,
     describe,
     extended_labels,
     lib_spec,
@@ -83,6 +85,7 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
         "E": E, "tau": tau, "Tp": Tp, "exclusion_radius": excl,
         "lib": describe(lib), "pred": describe(pred), "columns": ", ".join(cols),
         "target": tgt, "embedded": int(bool(embedded)),
+        "xedm_function": func,  # which function made the result (result.edm.plot dispatches)
     }
     tau = lag_step(E, tau, bool(embedded))  # no lags: tau has no effect
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
@@ -117,7 +120,8 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         lead_dims = X.dims[:-1] if one else X.dims[:-2]
         if y.dims != (*lead_dims, dim):
             y = y.transpose(*lead_dims, dim)
-        arrays = wrapped(X.data[..., None, :] if one else X.data, y.data)
+        arrays = _with_progress(wrapped, X.data[..., None, :] if one else X.data, y.data,
+                                core.__qualname__.split(".")[0])
         lead_coords = {k: v for k, v in X.coords.variables.items()
                        if k != dim and set(v.dims) <= set(lead_dims)}
         return {n: ((*lead_dims, *outputs[n][0]), a) for n, a in zip(names, arrays,
@@ -140,6 +144,34 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
     )
     coords = {k: c.variable for k, c in results[0].coords.items()}
     return {n: (r.dims, r.data) for n, r in zip(names, results, strict=True)}, coords
+
+
+# below this much work (series x time points squared) a call is too quick for a progress bar
+# to be worth splitting the series into chunks (each chunk is one batched kernel call)
+_PROGRESS_MIN_WORK = 1e7
+_PROGRESS_CHUNKS = 50
+
+
+def _with_progress(wrapped, xa, ya, desc: str):
+    """``wrapped(xa, ya)``, run over chunks of series with one progress bar (unit: series)
+    when there are several series and enough work; the results are the same either way."""
+    lead = xa.shape[:-2]
+    B, T = int(np.prod(lead)), xa.shape[-1]
+    if B < 2 or B * T * T < _PROGRESS_MIN_WORK or not get_option("progress"):
+        return wrapped(xa, ya)
+    xf = xa.reshape((B,) + xa.shape[-2:])
+    yf = ya.reshape((B, ya.shape[-1]))
+    step = -(-B // min(B, _PROGRESS_CHUNKS))
+    bar = counter_bar(None, desc, B, unit="series")
+    parts = []
+    try:
+        for s in range(0, B, step):
+            parts.append(wrapped(xf[s:s + step], yf[s:s + step]))
+            bar.update(min(step, B - s))
+    finally:
+        bar.close()
+    return tuple(np.concatenate([p[i] for p in parts]).reshape(lead + parts[0][i].shape[1:])
+                 for i in range(len(parts[0])))
 
 
 def _finish(applied, dim: str, index, out_t, attrs: dict, coords: dict | None = None):

@@ -35,7 +35,7 @@ from ..recurrence.recurrence import (
 )
 from ..recurrence.threshold import eps_for_recurrence_rate
 from .checks import as_xarray, variable_names
-from .common import check_numeric, resolve_dim, time_index
+from .common import check_numeric, counter_bar, resolve_dim, time_index
 
 _VAR = "_rqa_variable"
 _HIST = {"diagonal": "diagonal_lines", "vertical": "vertical_lines",
@@ -451,16 +451,17 @@ def rqa(
     hists = {k: np.zeros((nbatch, K, na + 1), np.uint64) for k in _HIST} if histograms else None
     eps_used = np.empty((nbatch, nwin, K, nch))
     used_method = None
-    iterator = groups
-    if show and len(groups) > 1:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(groups, desc="rqa")
-    for group in iterator:
+    # one bar over every matrix cell of every group, advanced within a group as the
+    # kernel's rounds finish (a single long series too), shown after two seconds
+    cells = [len(g) * na * (width_y - (E - 1) * tau) * K for g in groups]
+    bar = counter_bar(show, "rqa", sum(cells), unit="cell", unit_scale=True)
+    for group, group_cells in zip(groups, cells, strict=True):
         prob = _problem(xa, ya, kind, E, tau, theiler, [(b, starts[w]) for b, w in group],
                         width_x, width_y)
         e, used_method = _eps_matrix(prob, xs, ys, norm, eps_method)
-        h = line_histograms(prob, e, norm, backend, tile)
+        advance = _advance(bar, group_cells)  # not "step": locals() reach _assemble
+        h = line_histograms(prob, e, norm, backend, tile, progress=advance)
+        advance(1.0)
         n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
         m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, l_min, v_min, w_min)
         for i, (b, w) in enumerate(group):
@@ -470,8 +471,22 @@ def rqa(
             if histograms:
                 for k in _HIST:
                     hists[k][b] = h[k][i][:, : na + 1]
+    bar.close()
     return _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, width_x,
                      xs, ys, kind, locals())
+
+
+def _advance(bar, cells: int):
+    """A callback moving ``bar`` to ``fraction`` of ``cells`` (monotone, never past it)."""
+    state = {"done": 0}
+
+    def step(fraction: float):
+        now = int(round(min(max(fraction, 0.0), 1.0) * cells))
+        if now > state["done"]:
+            bar.update(now - state["done"])
+            state["done"] = now
+
+    return step
 
 
 def _check_eps_method(eps_method):
@@ -535,7 +550,8 @@ def _assemble(X, dim, index, batch_dims, meas, hists, eps_used, starts, window, 
         out[var] = xr.Variable(list(batch_dims) + win + kd, e.reshape(shape + list(e.shape[1:])),
                                {"long_name": f"threshold of {series} reaching its recurrence "
                                              "rate"})
-    attrs = {"kind": kind, "E": p["E"], "tau": p["tau"], "norm": p["norm"],
+    attrs = {"xedm_function": "rqa", "kind": kind, "E": p["E"], "tau": p["tau"],
+             "norm": p["norm"],
              "theiler": p["theiler"] if kind != "cross" else 0, "l_min": p["l_min"],
              "v_min": p["v_min"], "w_min": p["w_min"], "backend": p["backend"],
              "n_states": int(p["n_states"])}
@@ -629,7 +645,8 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
     coords[dim] = np.asarray(index)[(E - 1) * tau:]
     coords[ydim] = np.asarray(yindex)[(E - 1) * tau:]
-    attrs = {"kind": kind, "E": E, "tau": tau, "norm": norm}
+    attrs = {"xedm_function": "recurrence_plot", "kind": kind, "E": E, "tau": tau,
+             "norm": norm}
     for ch, name in enumerate(["eps", "joint_eps"][:prob.nch]):
         vals = e[:, 0, ch]
         attrs[name] = float(vals[0]) if np.all(vals == vals[0]) else vals.tolist()

@@ -13,33 +13,17 @@ import xarray as xr
 from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
-from ..options import get_option
 from ..stats.convergence import convergence
 from ..stats.significance import DEFAULT_QUANTILES, bh_qvalues, null_summary, p_values
 from ..stats.surrogates import check_method, make_surrogates
 from .checks import variable_names
-from .common import check_numeric, resolve_dim
+from .common import check_numeric, progress_bar, resolve_dim
 
 _SER = "__xedm_series__"
 # dims (and the coordinate E) of the results: the data may not have dims of these names
 _XMAP_DIMS = ("library", "target", "E", "Tp", "quantile", "surrogate")
 _CCM_DIMS = ("library", "target", "lib_size", "sample", "E", "Tp", "ci", "quantile",
              "surrogate")
-
-
-def progress_bar(progress: bool | None, desc: str, total: int):
-    """tqdm over series, shown only when the work outlasts two seconds (off: progress=False)."""
-    show = get_option("progress") if progress is None else progress
-    if not show:
-        return iter
-
-    def wrap(it):
-        from tqdm.auto import tqdm
-
-        n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
-        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
-
-    return wrap
 
 
 def _time_dim(data, time_dim: str | None) -> str:
@@ -528,6 +512,7 @@ def ccm(
             "one-sided p; rho_ci: 95% percentile bootstrap of the mean over samples"))
     if n_sur:
         ds.attrs.update(_significance_attrs(sig))
+    ds.attrs["xedm_function"] = "ccm"
     return ds
 
 
@@ -757,4 +742,5 @@ def xmap(
         ds.attrs["fdr_family"] = ("q_value: Benjamini-Hochberg over the off-diagonal "
                                   "(library, target) pairs of the map"
                                   + (", separately at each Tp" if lagged else ""))
+    ds.attrs["xedm_function"] = "xmap"
     return ds

@@ -205,7 +205,7 @@ def default_tile(prob: RecurrenceProblem, backend: str) -> int:
 
 
 def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
-                    backend: str = "cpu", tile: int | None = None) -> dict:
+                    backend: str = "cpu", tile: int | None = None, progress=None) -> dict:
     """Diagonal, vertical and white vertical line histograms, exact (uint64).
 
     Parameters
@@ -219,6 +219,9 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
         CPU: width of a block of diagonals or columns swept together (default 128).
         GPU: rows per launch; run states carry over between launches.  The counts do not
         depend on it.
+    progress : callable, optional
+        Called with the fraction of this call's work done after each round of work (CPU:
+        the items are run in up to ``PROGRESS_ROUNDS`` kernel calls; GPU: once at the end).
 
     Returns
     -------
@@ -234,14 +237,35 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
         from ..kernels import get_kernel
 
         hd, hv, hw = get_kernel("rqa_line_histograms", "gpu")(prob, thr, code, tile)
+        if progress is not None:
+            progress(1.0)
     else:
-        hd, hv, hw = _cpu_histograms(prob, thr, code, tile or default_tile(prob, "cpu"))
+        hd, hv, hw = _cpu_histograms(prob, thr, code, tile or default_tile(prob, "cpu"),
+                                     progress)
     lengths = np.arange(hv.shape[-1], dtype=np.uint64)
     rec = (hv * lengths).sum(axis=-1, dtype=np.uint64)
     return {"diagonal": hd, "vertical": hv, "white": hw, "recurrent": rec}
 
 
-def _cpu_histograms(prob, thr, code, tile):
+# with a progress callback, the CPU work runs in up to this many kernel calls (rounds of
+# about equal cost); the counts are sums over items, so they do not depend on the rounds
+PROGRESS_ROUNDS = 20
+# below this many matrix cells a call is not split into rounds
+PROGRESS_MIN_CELLS = 25_000_000
+
+
+def _rounds(items, nrounds: int):
+    """Items split into ``nrounds`` lists of about equal cost (longest first)."""
+    heap = [(0, r) for r in range(nrounds)]
+    out = [[] for _ in range(nrounds)]
+    for it in sorted(items, key=lambda r: -r[5]):
+        load, r = heapq.heappop(heap)
+        out[r].append(it)
+        heapq.heappush(heap, (load + it[5], r))
+    return [o for o in out if o]
+
+
+def _cpu_histograms(prob, thr, code, tile, progress=None):
     import numba
 
     from ..kernels import get_kernel
@@ -251,23 +275,35 @@ def _cpu_histograms(prob, thr, code, tile):
     Lp1 = hist_layout(prob)
     nthreads = numba.get_num_threads()
     items = work_items(prob, max(int(tile), 1))
-    # more chunks than threads so a busy core does not hold the others back
-    nchunks = max(1, min(len(items), 4 * nthreads))
-    flat, ptr = schedule(items, nchunks)
-    nchunks = ptr.size - 1
+    cells = int((prob.matrices[:, 2] * prob.matrices[:, 5]).sum())
+    nrounds = PROGRESS_ROUNDS if progress is not None and cells >= PROGRESS_MIN_CELLS else 1
+    rounds = _rounds(items, min(nrounds, len(items))) if nrounds > 1 else [items]
+    total_cost = max(sum(it[5] for it in items), 1)
     mats = np.empty((nmat, 8), np.int64)
     mats[:, :6] = prob.matrices
     mats[:, 6] = np.arange(nmat) * Lp1
     mats[:, 7] = np.arange(nmat) * Lp1
-    shape = (nchunks, K, nmat * Lp1)
-    hd, hv, hw = (np.zeros(shape, np.int64) for _ in range(3))
     X = np.ascontiguousarray(prob.X, np.float64)
     Y = X if prob.Y is prob.X else np.ascontiguousarray(prob.Y, np.float64)
-    with numba.parallel_chunksize(1):
-        kernel(X, Y, prob.cvar, prob.coff, prob.cchan, prob.nch,
-               np.ascontiguousarray(thr), code, mats, flat, ptr, hd, hv, hw)
+    sums = [np.zeros((K, nmat * Lp1), np.int64) for _ in range(3)]
+    done = 0
+    for part in rounds:
+        # more chunks than threads so a busy core does not hold the others back
+        nchunks = max(1, min(len(part), 4 * nthreads))
+        flat, ptr = schedule(part, nchunks)
+        nchunks = ptr.size - 1
+        shape = (nchunks, K, nmat * Lp1)
+        hd, hv, hw = (np.zeros(shape, np.int64) for _ in range(3))
+        with numba.parallel_chunksize(1):
+            kernel(X, Y, prob.cvar, prob.coff, prob.cchan, prob.nch,
+                   np.ascontiguousarray(thr), code, mats, flat, ptr, hd, hv, hw)
+        for acc, h in zip(sums, (hd, hv, hw), strict=True):
+            acc += h.sum(axis=0)
+        if progress is not None:
+            done += sum(it[5] for it in part)
+            progress(done / total_cost)
     out = []
-    for h in (hd, hv, hw):
-        s = h.sum(axis=0).astype(np.uint64).reshape(K, nmat, Lp1)
+    for s in sums:
+        s = s.astype(np.uint64).reshape(K, nmat, Lp1)
         out.append(np.ascontiguousarray(s.transpose(1, 0, 2)))
     return out

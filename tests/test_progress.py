@@ -1,0 +1,118 @@
+"""Progress bars: one bar per long call, advancing in real steps, off with set_options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tqdm.auto
+import xarray as xr
+
+import xedm
+import xedm.labeled.edm as edm
+import xedm.recurrence.recurrence as rec
+
+
+class Recorder:
+    """Stands in for tqdm: records the totals and every step."""
+
+    bars: list = []
+
+    def __init__(self, iterable=None, total=None, desc=None, **kwargs):
+        self.iterable, self.total, self.desc, self.steps = iterable, total, desc, []
+        Recorder.bars.append(self)
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.steps.append(1)
+
+    def update(self, n=1):
+        self.steps.append(n)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    Recorder.bars = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    return Recorder.bars
+
+
+@pytest.fixture
+def many():
+    return xedm.datasets.many_series(12, 200, seed=1).x
+
+
+@pytest.mark.parametrize("func,kw", [
+    ("embed_dimension", {"E_max": 4}),
+    ("predict_interval", {"E": 2, "Tp_max": 3}),
+    ("predict_nonlinear", {"E": 2, "theta": [0, 1, 3]}),
+    ("simplex", {"E": 2}),
+])
+def test_sweeps_over_many_series_advance_series_by_series(bars, many, monkeypatch, func, kw):
+    with xedm.set_options(progress=False):
+        want = getattr(many.edm, func)(**kw)
+    assert bars == []
+    monkeypatch.setattr(edm, "_PROGRESS_MIN_WORK", 0)
+    monkeypatch.setattr(edm, "_PROGRESS_CHUNKS", 5)
+    got = getattr(many.edm, func)(**kw)
+    (bar,) = bars
+    assert bar.desc == func and bar.total == 12
+    assert bar.steps == [3, 3, 3, 3]  # 12 series in chunks of ceil(12 / 5)
+    xr.testing.assert_identical(got, want)
+
+
+def test_small_calls_and_one_series_are_not_split(bars, many):
+    many.edm.embed_dimension(E_max=3)  # 12 x 200 points: below _PROGRESS_MIN_WORK
+    many.isel(series=0).edm.embed_dimension(E_max=3)
+    assert bars == []
+
+
+def test_rqa_one_long_series_advances_in_rounds(bars, monkeypatch):
+    x = xedm.datasets.logistic_map(700)
+    with xedm.set_options(progress=False):
+        want = x.edm.rqa(E=2, eps=0.05)
+    assert bars == []
+    monkeypatch.setattr(rec, "PROGRESS_MIN_CELLS", 0)
+    got = x.edm.rqa(E=2, eps=0.05, tile=16)
+    (bar,) = bars
+    n = 700 - 1
+    assert bar.total == n * n
+    assert len(bar.steps) >= 10 and sum(bar.steps) == bar.total
+    xr.testing.assert_identical(got, want)  # the rounds do not change the counts
+    # progress=False on the call turns it off too
+    bars.clear()
+    x.edm.rqa(E=2, eps=0.05, progress=False)
+    assert bars == []
+
+
+def test_rqa_many_windows_one_bar(bars, monkeypatch):
+    monkeypatch.setattr(rec, "PROGRESS_MIN_CELLS", 0)
+    x = xedm.datasets.logistic_map(600)
+    q = x.edm.rqa(E=2, recurrence_rate=0.05, window=200, step=50)
+    (bar,) = bars
+    assert bar.total == len(q.time) * 199 * 199 and sum(bar.steps) == bar.total
+    assert len(bar.steps) > 1
+
+
+def test_xmap_has_one_bar_and_it_turns_off(bars):
+    ds = xedm.datasets.many_series(5, 200, seed=0)
+    ds.x.edm.xmap(dim="series", E=2)
+    assert [b.desc for b in bars] == ["xmap"]
+    assert len(bars[0].steps) >= 1
+    bars.clear()
+    with xedm.set_options(progress=False):
+        ds.x.edm.xmap(dim="series", E=2)
+    assert bars == []
+
+
+def test_progress_bar_helpers_off():
+    from xedm.labeled.common import counter_bar, progress_bar
+
+    assert progress_bar(False, "x", 3) is iter
+    bar = counter_bar(False, "x", 10)
+    bar.update(3)
+    bar.close()
+    np.testing.assert_equal(type(bar).__name__, "_NoBar")

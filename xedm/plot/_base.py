@@ -1,0 +1,100 @@
+"""Shared pieces of the plots: axes, names, numbers, legends placed off the data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+# what a dim or variable is called on an axis
+NAMES = {
+    "E": "embedding dimension E",
+    "Tp": "prediction horizon Tp",
+    "theta": "S-map nonlinearity θ",
+    "lib_size": "library size L",
+    "rho": "skill ρ (Pearson)",
+    "mae": "mean absolute error",
+    "rmse": "root mean squared error",
+    "eps": "threshold ε",
+    "recurrence_rate": "recurrence rate",
+}
+
+
+def new_axes(ax=None, **subplots: Any):
+    """``ax``, or the Axes of a new constrained-layout figure (legends outside fit in)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(layout="constrained", **subplots)
+    return ax
+
+
+def new_figure(nrows: int, fig=None, **kwargs: Any):
+    """(Figure, Axes array) with ``nrows`` rows sharing x; on ``fig`` (cleared) when given."""
+    import matplotlib.pyplot as plt
+
+    if fig is None:
+        fig = plt.figure(layout="constrained", figsize=kwargs.pop("figsize", (8, 2.2 * nrows)))
+    else:
+        fig.clear()
+    axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
+    return fig, axes
+
+
+def variable(obj: xr.Dataset | xr.DataArray, var: str) -> xr.DataArray:
+    if isinstance(obj, xr.DataArray):
+        return obj
+    if var not in obj:
+        raise ValueError(f"variable {var!r} not in the result; it has {sorted(obj.data_vars)}")
+    return obj[var]
+
+
+def label(value: Any) -> str:
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
+
+
+def num(value: Any, digits: int = 3) -> str:
+    """A number for a title: integers as they are, floats to ``digits`` significant digits."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool | int | str):
+        return str(value)
+    try:
+        return f"{float(value):.{digits}g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def axis_name(obj, name: str) -> str:
+    """How ``name`` (a dim or variable) reads on an axis: its ``long_name`` or a known name,
+    with ``units`` from its attrs; a trailing ``_`` (the second time axis of a recurrence
+    matrix) is dropped."""
+    attrs = {}
+    if name in getattr(obj, "coords", {}) or (isinstance(obj, xr.Dataset) and name in obj):
+        attrs = obj[name].attrs
+    base = name[:-1] if name.endswith("_") and len(name) > 1 else name
+    text = attrs.get("long_name") or NAMES.get(base, base)
+    units = attrs.get("units")
+    return f"{text} [{units}]" if units else text
+
+
+def params(attrs: dict, keys: tuple[str, ...]) -> str:
+    """``"E=3, Tp=1"`` from the keys present in attrs (τ, θ spelled as symbols)."""
+    symbols = {"tau": "τ", "theta": "θ"}
+    return ", ".join(f"{symbols.get(k, k)}={num(attrs[k])}" for k in keys if k in attrs)
+
+
+def outside_legend(ax, **kwargs: Any):
+    """A legend to the right of the axes, never over the data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    kwargs.setdefault("loc", "upper left")
+    kwargs.setdefault("bbox_to_anchor", (1.01, 1.0))
+    kwargs.setdefault("borderaxespad", 0.0)
+    kwargs.setdefault("frameon", False)
+    return ax.legend(**kwargs)
