@@ -313,3 +313,30 @@ def test_benchmark_quick_runs(tmp_path):
     assert {"cost", "calibration", "power", "peers"} <= set(res)
     assert all(r["ratio"] > 0 for r in res["cost"])
     assert 0 <= res["calibration"]["mean_share_p_below_0.05"] <= 1
+
+
+def test_significance_plots():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    x, y = drive(300, lag=2, seed=2)
+    ds = xr.Dataset({"x": ("time", x), "y": ("time", y)})
+    lags = [-4, -3, -2, -1, 0, 1]
+    lagged = ds.edm.xmap(columns=["x", "y"], E=2, Tp=lags, surrogates=9, seed=0)
+    ax = lagged.edm.plot()  # dispatches to the lag plot
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    line = lines["x → y"]  # library y, target x
+    np.testing.assert_array_equal(line.get_xdata(), lags)
+    np.testing.assert_array_equal(line.get_ydata(),
+                                  lagged.rho.sel(library="y", target="x").values)
+    peaks = [ln for ln in ax.get_lines() if ln.get_marker() == "*"]
+    assert any(ln.get_xdata()[0] == int(lagged.best_Tp.sel(library="y", target="x"))
+               for ln in peaks)
+    assert len(ax.collections) == 2  # one null band per pair
+    cc = ds.edm.ccm(["x", "y"], lib_sizes=[10, 50, 299], E=2, samples=5, seed=1, Tp=lags)
+    ax = xedm.plot.lag_plot(cc)
+    np.testing.assert_array_equal(
+        [ln for ln in ax.get_lines() if ln.get_label() == "x → y"][0].get_ydata(),
+        cc.rho.sel(library="y", target="x", lib_size=299).values)
+    with pytest.raises(ValueError, match="list of Tp"):
+        xedm.plot.lag_plot(ds.edm.xmap(columns=["x", "y"], E=2))

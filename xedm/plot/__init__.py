@@ -12,6 +12,7 @@ matplotlib is imported only when a function is called, so ``import xedm`` stays 
 :func:`smap_coefficients`      S-map coefficients (local Jacobians) over time (Figure)
 :func:`ccm_convergence`        ``rho`` against ``lib_size``, both directions, sample spread
 :func:`causal_map`             heatmap of ``rho(library, target)``; clustered order, marks
+:func:`lag_plot`               ``rho`` against the lag ``Tp`` per pair (time-lagged cross maps)
 :func:`recurrence_plot`        a recurrence matrix with RR and eps
 :func:`rqa_measures`           windowed RQA over time, or measures against the threshold
 :func:`rqa_histograms`         line-length histograms of one RQA result
@@ -27,7 +28,7 @@ from typing import Any
 
 import xarray as xr
 
-from .causal import arrow, causal_map, ccm_convergence, cluster_order
+from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
 
@@ -35,6 +36,7 @@ __all__ = [
     "arrow",
     "causal_map",
     "ccm_convergence",
+    "lag_plot",
     "cluster_order",
     "plot",
     "prediction",
@@ -108,6 +110,7 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     ``smap``                                       :func:`smap_coefficients` (Figure)
     ``ccm``                                        :func:`ccm_convergence`
     ``xmap``                                       :func:`causal_map`
+    ``ccm`` or ``xmap`` with a list of Tp          :func:`lag_plot`
     ``rqa``                                        :func:`rqa_measures` (Figure)
     ``recurrence_plot``                            :func:`recurrence_plot`
     ============================================  ===========================================
@@ -133,4 +136,8 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     >>> ax.get_title().split(":")[0]
     'simplex of x'
     """
-    return VIEWS[made_by(obj)](obj, **kwargs)
+    name = made_by(obj)
+    rho = obj.get("rho") if isinstance(obj, xr.Dataset) else obj
+    if name in ("ccm", "xmap") and rho is not None and "Tp" in rho.dims:
+        return lag_plot(obj, **kwargs)  # time-lagged cross maps: skill against the lag
+    return VIEWS[name](obj, **kwargs)
