@@ -340,3 +340,18 @@ def test_significance_plots():
         cc.rho.sel(library="y", target="x", lib_size=299).values)
     with pytest.raises(ValueError, match="list of Tp"):
         xedm.plot.lag_plot(ds.edm.xmap(columns=["x", "y"], E=2))
+
+
+def test_significance_with_dask_and_memory_guard(monkeypatch):
+    X = ar1(4, 120, seed=5)
+    da = xr.DataArray(np.stack([X, X[::-1]]), dims=("batch", "s", "time"))
+    eager = da.edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    lazy = da.chunk({"batch": 1}).edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    assert lazy.p_value.chunks is not None
+    names = ["rho", "p_value", "q_value", "rho_null", "best_Tp"]
+    xr.testing.assert_identical(lazy[names].compute(), eager[names])
+    one = da.isel(batch=1).edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    xr.testing.assert_identical(eager[names].isel(batch=1), one[names])  # each slice alone
+    monkeypatch.setattr("xedm.labeled.xmap._memory_bytes", lambda: 2**20)
+    with pytest.raises(ValueError, match="surrogates=99 .* use fewer surrogates"):
+        da.edm.xmap(dim="s", E=2, surrogates=99)

@@ -287,6 +287,21 @@ def _check_significance(n, method, seed, quantiles, options) -> dict:
             "quantiles": tuple(float(x) for x in q)}
 
 
+def _check_surrogate_memory(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool) -> None:
+    """Refuse surrogates whose series (three copies: drawn, scaled, grouped by E) or kept
+    per-pair rho cannot fit in this machine's memory, before any work is done."""
+    need = 24 * n * n_sur * T + (8 * n * n * n_tp * n_sur if keep_null else 0)
+    total = _memory_bytes()
+    if n_sur and total is not None and need > total // 2:
+        raise ValueError(
+            f"surrogates={n_sur} for {n} series of {T} time points needs about "
+            f"{need / 2**30:,.1f} GiB (the surrogate series"
+            f"{', and every surrogate rho' if keep_null else ''}), "
+            f"more than half of this machine's {total / 2**30:,.0f} GiB; use fewer surrogates"
+            + (" or keep_null=False" if keep_null else "") + ", or map subsets of the targets"
+        )
+
+
 def _significance_attrs(sig: dict) -> dict:
     out = {"surrogates": sig["n"], "surrogate_method": sig["method"],
            "surrogate_seed": sig["seed"],
@@ -298,8 +313,7 @@ def _significance_attrs(sig: dict) -> dict:
 
 def _best_Tp(rho: xr.DataArray) -> xr.DataArray:
     """The Tp of the highest rho per pair (NaN where no Tp has a finite rho)."""
-    filled = rho.fillna(-np.inf)
-    best = rho.Tp[filled.argmax("Tp")].drop_vars("Tp", errors="ignore")
+    best = rho.fillna(-np.inf).idxmax("Tp")  # first of equal maxima, dask-friendly
     return best.where(rho.notnull().any("Tp")).rename("best_Tp")
 
 
@@ -433,6 +447,7 @@ def ccm(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options)
+    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
     bar = progress_bar(progress, "ccm", n)
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
@@ -654,6 +669,7 @@ def xmap(
         E_text = f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}"
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
     params = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
+    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
     bar = progress_bar(progress, "xmap", n)
     nTp, nq, n_sur = len(Tps), len(sig["quantiles"]), sig["n"]
 
