@@ -197,6 +197,25 @@ def test_xmap_real(tmp_path, capsys):
         assert res.rho.sizes == {"library": 3, "target": 3}
 
 
+def test_xmap_significance_and_lags(tmp_path, capsys):
+    ds = xedm.datasets.many_series(3, 200, density=0.5, seed=0)
+    path = tmp_path / "net.nc"
+    ds[["x"]].to_netcdf(path)
+    out = tmp_path / "sig.nc"
+    rc = main(["xmap", str(path), "--var", "x", "--dim", "series", "--E", "2", "--Tp", "-2,-1,0",
+               "--surrogates", "19", "--seed", "4", "--out", str(out), "-q"])
+    text = capsys.readouterr()
+    assert rc == 0, text.err
+    assert "links with q_value <= 0.05 (19 ebisuzaki surrogates, seed 4)" in text.out
+    ref = ds.x.edm.xmap(dim="series", E=2, Tp=[-2, -1, 0], surrogates=19, seed=4)
+    with xr.open_dataset(out) as res:
+        assert res.p_value.dims == ("library", "target", "Tp")
+        np.testing.assert_array_equal(res.p_value.values, ref.p_value.values)
+        np.testing.assert_array_equal(res.best_Tp.values, ref.best_Tp.values)
+    assert main(["xmap", str(path), "--var", "x", "--dim", "series", "--Tp", "1,x"]) == 2
+    assert "comma-separated list of integers" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------- rqa
 @pytest.fixture
 def fake_rqa(monkeypatch):

@@ -170,6 +170,18 @@ def _call(func, *args, user: dict | None = None, optional: dict | None = None):
         raise CLIError(str(err)) from err
 
 
+def _int_list(text: str):
+    """An int, or a comma-separated list of ints (a list is returned as a list)."""
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer or a comma-separated list of integers") from None
+    if not vals:
+        raise argparse.ArgumentTypeError("give an integer or a comma-separated list")
+    return vals[0] if len(vals) == 1 and "," not in text else vals
+
+
 def _spelling(func, *names: str) -> str:
     """The first of ``names`` that ``func`` accepts (keyword spellings differ between APIs)."""
     try:
@@ -406,11 +418,19 @@ def _xmap(args) -> int:
         result = _call(
             xmap, da,
             user={"dim": args.dim, "E": args.E, "tau": args.tau, "Tp": args.Tp,
-                  "E_max": args.E_max, _spelling(xmap, "time_dim", "time"): args.time_dim},
+                  "E_max": args.E_max, _spelling(xmap, "time_dim", "time"): args.time_dim,
+                  "surrogates": args.surrogates, "surrogate_method": args.surrogate_method,
+                  "seed": args.seed},
             optional={"progress": not args.quiet},
         )
     _write(result, args.out)
     print(f"xmap of {da.name!r} over {args.dim!r} ({da.sizes[args.dim]} series) -> {args.out}")
+    if "q_value" in result:
+        q = result.q_value.values
+        n_sig = int((q <= 0.05).sum())
+        print(f"{n_sig} of {int(np.isfinite(q).sum())} links with q_value <= 0.05 "
+              f"({args.surrogates} {result.attrs['surrogate_method']} surrogates, "
+              f"seed {result.attrs['surrogate_seed']})")
     return 0
 
 
@@ -484,9 +504,17 @@ def _parser() -> argparse.ArgumentParser:
     which_E.add_argument("--E-max", dest="E_max", type=_int_at_least(1), default=None,
                          help="largest E when choosing E per series (default 10)")
     x.add_argument("--tau", type=_int_at_least(1), default=None, help="lag (default 1)")
-    x.add_argument("--Tp", type=int, default=None,
+    x.add_argument("--Tp", type=_int_list, default=None,
                    help="cross-map horizon: the library at t maps the target at t + Tp "
-                   "(default 0)")
+                   "(default 0); a comma list (e.g. -4,-3,-2,-1,0) gives time-lagged maps "
+                   "and best_Tp")
+    x.add_argument("--surrogates", type=_int_at_least(0), default=None,
+                   help="surrogates per target for p_value and q_value (e.g. 99; default 0)")
+    x.add_argument("--surrogate-method", dest="surrogate_method", default=None,
+                   choices=["ebisuzaki", "shuffle", "seasonal", "block", "twin"],
+                   help="null model of the surrogates (default ebisuzaki)")
+    x.add_argument("--seed", type=_int_at_least(0), default=None,
+                   help="seed of the surrogates (default: drawn, recorded in the output)")
     x.add_argument("--out", type=_data_path, default="xmap.nc",
                    help="output: NetCDF (.nc) or Zarr (.zarr) (default xmap.nc)")
     common(x)
@@ -534,6 +562,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     import os
 
     parser = _parser()
+    given, argv = list(sys.argv[1:] if argv is None else argv), []
+    while given:  # "--Tp -2,-1" would read as an option to argparse: join it
+        a = given.pop(0)
+        if a == "--Tp" and given and given[0].startswith("-"):
+            a = f"--Tp={given.pop(0)}"
+        argv.append(a)
     try:
         args = parser.parse_args(argv)
     except _UsageError as err:
