@@ -303,21 +303,21 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         libs = slice(s0, min(N, s0 + step))
         idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn,
                                                    excl, tgt_sets, backend)
-        for bi, i in enumerate(range(libs.start, libs.stop)):
-            for g, js in enumerate(groups):
-                k = int(E_set[g]) + 1 if knn is None else int(knn)
-                for ti, tp in enumerate(Tps):
-                    r = lookup(idx[g, bi], dist[g, bi], Yg[g], k, int(tp), pred_t,
-                               pred_ok[g, bi])
-                    obs = r[:len(js)]
-                    out["rho"][i, js, ti] = obs
-                    if n_sur:
-                        null = r[len(js):].reshape(len(js), n_sur)
-                        ge, nf, q = null_summary(obs, null, quantiles)
-                        out["count_ge"][i, js, ti] = ge
-                        out["n_null"][i, js, ti] = nf
-                        out["null_q"][i, js, ti] = q
-                        if keep_null:
-                            out["rho_null"][i, js, ti] = null
+        rows = np.arange(libs.start, libs.stop)
+        for g, js in enumerate(groups):
+            k = int(E_set[g]) + 1 if knn is None else int(knn)
+            for ti, tp in enumerate(Tps):
+                r = lookup(idx[g], dist[g], Yg[g], k, int(tp), pred_t, pred_ok[g])
+                obs = r[:, :len(js)]  # (libraries of the batch, targets of the group)
+                out["rho"][rows[:, None], js, ti] = obs
+                if n_sur:
+                    null = r[:, len(js):].reshape(len(rows) * len(js), n_sur)
+                    ge, nf, q = null_summary(obs.ravel(), null, quantiles)
+                    out["count_ge"][rows[:, None], js, ti] = ge.reshape(obs.shape)
+                    out["n_null"][rows[:, None], js, ti] = nf.reshape(obs.shape)
+                    out["null_q"][rows[:, None], js, ti] = q.reshape(obs.shape + (-1,))
+                    if keep_null:
+                        out["rho_null"][rows[:, None], js, ti] = null.reshape(
+                            obs.shape + (n_sur,))
     out["E"] = E_used
     return out

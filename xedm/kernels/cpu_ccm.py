@@ -530,19 +530,19 @@ def _row_entries(idx, dist, Yt, k, Tp, pi, t, qs, ws):
 
 
 @njit(cache=True, fastmath=FASTMATH_STRICT)
-def _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, r0, r1, out):
-    """Pearson sums of targets t0..t1 (no NaN in their columns) over rows r0..r1."""
+def _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, out):
+    """Pearson sums ``out`` (t1 - t0, 6) of targets t0..t1 (no NaN in their columns) for one
+    library's rows (``qk``/``wk``: each row's first k in-range entries and weights)."""
     T = Yt.shape[0]
     nb = t1 - t0
     acc = np.empty(nb)
-    mu = mean[t0:t1]
     s1 = np.zeros(nb)
     s2 = np.zeros(nb)
     s3 = np.zeros(nb)
     s4 = np.zeros(nb)
     s5 = np.zeros(nb)
     n = 0.0
-    for pi in range(r0, r1):
+    for pi in range(qk.shape[0]):
         qo = pred_t[pi] + Tp
         m = mk[pi]
         if not pred_ok[pi] or qo < 0 or qo >= T or m == 0:
@@ -560,32 +560,32 @@ def _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, r0, r1,
         inv = 1.0 / wsk[pi]
         yo = Yt[qo, t0:t1]
         for t in range(nb):
-            x = acc[t] * inv - mu[t]
-            yv = yo[t] - mu[t]
+            x = acc[t] * inv - mean[t]
+            yv = yo[t] - mean[t]
             s1[t] += x
             s2[t] += yv
             s3[t] += x * x
             s4[t] += yv * yv
             s5[t] += x * yv
     for t in range(nb):
-        out[t0 + t, 0] += n
-        out[t0 + t, 1] += s1[t]
-        out[t0 + t, 2] += s2[t]
-        out[t0 + t, 3] += s3[t]
-        out[t0 + t, 4] += s4[t]
-        out[t0 + t, 5] += s5[t]
+        out[t, 0] = n
+        out[t, 1] = s1[t]
+        out[t, 2] = s2[t]
+        out[t, 3] = s3[t]
+        out[t, 4] = s4[t]
+        out[t, 5] = s5[t]
 
 
 @njit(cache=True, fastmath=FASTMATH_STRICT)
-def _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, r0, r1,
-                 out):
+def _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t0, t1, out):
     """As :func:`_clean_block` for targets with NaN: a target whose value is missing among a
     row's shared entries scans the row itself (:func:`_row_entries`)."""
     T = Yt.shape[0]
     acc = np.empty(t1 - t0)
     qs = np.empty(k, np.int64)
     ws = np.empty(k)
-    for pi in range(r0, r1):
+    out[:, :] = 0.0
+    for pi in range(qk.shape[0]):
         qo = pred_t[pi] + Tp
         m = mk[pi]
         if not pred_ok[pi] or qo < 0 or qo >= T or m == 0:
@@ -615,93 +615,95 @@ def _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, t
                     a += ws[j] * Yt[qs[j], t]
                     wsum += ws[j]
                 pred = a / wsum
-            x = pred - mean[t]
-            yv = yo - mean[t]
-            out[t, 0] += 1.0
-            out[t, 1] += x
-            out[t, 2] += yv
-            out[t, 3] += x * x
-            out[t, 4] += yv * yv
-            out[t, 5] += x * yv
+            x = pred - mean[t - t0]
+            yv = yo - mean[t - t0]
+            out[t - t0, 0] += 1.0
+            out[t - t0, 1] += x
+            out[t - t0, 2] += yv
+            out[t - t0, 3] += x * x
+            out[t - t0, 4] += yv * yv
+            out[t - t0, 5] += x * yv
 
 
 TB = 128  # targets per block of xmap_skill: their columns of Yt stay in cache
 
 
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
-    """Cross-map skill of one library's table for every target (columns of ``Yt`` (T, nT)).
+    """Cross-map skill of a batch of library tables for every target.
+
+    ``idx``/``dist`` (nL, P, depth): the tables of nL library series; ``pred_ok`` (nL, P);
+    ``Yt`` (T, nT): the targets as columns.  Returns rho (nL, nT).
 
     Per row and target, the first k table entries whose target value is finite are used (the
     table is deep enough for the target with the most NaN); Pearson is accumulated on the fly.
     The weights of a row's first k in-range entries are computed once for all targets; a
     target with a non-finite value among them takes the row's own scan instead.  Work runs
-    over blocks of ``TB`` targets (rows of ``Yt`` read contiguously, the block's columns
-    staying in cache) times chunks of rows, each with its own partial sums.  The sums are
-    shifted by each target's mean; the caller scales each target series by a power of 2
-    (largest |value| in [0.5, 1): :func:`xedm.core.skill.unit_exponents`), once per series,
-    so that they cannot overflow or underflow whatever the data's unit.
+    over blocks of ``TB`` targets (rows of ``Yt`` read contiguously), each block serving a
+    chunk of libraries while its columns stay in cache, so the targets stream from memory
+    once per chunk rather than once per library.  The sums are shifted by each target's
+    mean; the caller scales each target series by a power of 2 (largest |value| in [0.5, 1):
+    :func:`xedm.core.skill.unit_exponents`), once per series, so that they cannot overflow
+    or underflow whatever the data's unit.
     """
     nblk = (Yt.shape[1] + TB - 1) // TB
-    nrc = max(1, min(idx.shape[0], (2 * numba.get_num_threads() + nblk - 1) // nblk))
-    return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nrc)
+    nlc = max(1, min(idx.shape[0], (2 * numba.get_num_threads() + nblk - 1) // nblk))
+    return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nlc)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nrc):
+def _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nlc):
     T, nT = Yt.shape
-    P = idx.shape[0]
+    nL, P = idx.shape[0], idx.shape[1]
     nblk = (nT + TB - 1) // TB
-    rho = np.full(nT, np.nan)
-    # per row, shared by every target: first k entries with q + Tp inside the data, weights
-    qk = np.full((P, k), -1, np.int64)
-    wk = np.zeros((P, k))
-    mk = np.zeros(P, np.int64)
-    wsk = np.ones(P)
-    for pi in prange(P):
-        m = _row_entries(idx, dist, Yt, k, Tp, pi, -1, qk[pi], wk[pi])
-        mk[pi] = m
+    rho = np.full((nL, nT), np.nan)
+    # per library and row, shared by every target: first k in-range entries, their weights
+    qk = np.full((nL, P, k), -1, np.int64)
+    wk = np.zeros((nL, P, k))
+    mk = np.zeros((nL, P), np.int64)
+    wsk = np.ones((nL, P))
+    for r in prange(nL * P):
+        li = r // P
+        pi = r % P
+        m = _row_entries(idx[li], dist[li], Yt, k, Tp, pi, -1, qk[li, pi], wk[li, pi])
+        mk[li, pi] = m
         if m > 0:
-            wsk[pi] = wk[pi, :m].sum()
-    mean = np.zeros(nT)
-    cnt = np.zeros(nT)
-    for b in prange(nblk):
+            wsk[li, pi] = wk[li, pi, :m].sum()
+    for task in prange(nblk * nlc):
+        b = task % nblk
+        lc = task // nblk
         t0 = b * TB
         t1 = min(nT, t0 + TB)
-        for pi in range(P):
-            q = pred_t[pi] + Tp
-            if pred_ok[pi] and 0 <= q < T:
-                for t in range(t0, t1):
-                    yv = Yt[q, t]
-                    if np.isfinite(yv):
-                        mean[t] += yv
-                        cnt[t] += 1.0
-        for t in range(t0, t1):
-            if cnt[t] > 0:
-                mean[t] /= cnt[t]
-    # blocks whose targets have no NaN anywhere take a branch-free path that vectorises
-    clean = np.ones(nblk, np.bool_)
-    for b in prange(nblk):
+        nb = t1 - t0
+        clean = True  # no NaN in the block's columns: the branch-free path
         for q in range(T):
-            for t in range(b * TB, min(nT, b * TB + TB)):
+            for t in range(t0, t1):
                 if not np.isfinite(Yt[q, t]):
-                    clean[b] = False
-    sums = np.zeros((nrc, nT, 6))
-    for task in prange(nblk * nrc):
-        b = task % nblk
-        rc = task // nblk
-        if clean[b]:
-            _clean_block(Yt, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean, b * TB,
-                         min(nT, b * TB + TB), rc * P // nrc, (rc + 1) * P // nrc, sums[rc])
-        else:
-            _gappy_block(idx, dist, Yt, k, Tp, pred_t, pred_ok, qk, wk, mk, wsk, mean,
-                         b * TB, min(nT, b * TB + TB), rc * P // nrc, (rc + 1) * P // nrc,
-                         sums[rc])
-    for t in prange(nT):
-        if cnt[t] == 0:
-            continue
-        s = np.zeros(6)
-        for rc in range(nrc):
-            for c in range(6):
-                s[c] += sums[rc, t, c]
-        rho[t] = _pearson(s)
+                    clean = False
+        mean = np.empty(nb)
+        cnt = np.empty(nb)
+        sums = np.empty((nb, 6))
+        for li in range(lc * nL // nlc, (lc + 1) * nL // nlc):
+            okl = pred_ok[li]
+            mean[:] = 0.0
+            cnt[:] = 0.0
+            for pi in range(P):
+                q = pred_t[pi] + Tp
+                if okl[pi] and 0 <= q < T:
+                    for t in range(nb):
+                        yv = Yt[q, t0 + t]
+                        if np.isfinite(yv):
+                            mean[t] += yv
+                            cnt[t] += 1.0
+            for t in range(nb):
+                if cnt[t] > 0:
+                    mean[t] /= cnt[t]
+            if clean:
+                _clean_block(Yt, Tp, pred_t, okl, qk[li], wk[li], mk[li], wsk[li], mean, t0,
+                             t1, sums)
+            else:
+                _gappy_block(idx[li], dist[li], Yt, k, Tp, pred_t, okl, qk[li], wk[li],
+                             mk[li], wsk[li], mean, t0, t1, sums)
+            for t in range(nb):
+                if cnt[t] > 0:
+                    rho[li, t0 + t] = _pearson(sums[t])
     return rho
