@@ -270,13 +270,12 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         lib_mask |= (t + tp >= 0) & (t + tp < T)
     # targets scaled once per series by a power of 2 (exact): no Pearson sum of xmap_skill
     # can overflow or underflow, whatever the data's unit
-    cols = [np.ldexp(X, -unit_exponents(X)[:, None])]
+    Xs = np.ldexp(X, -unit_exponents(X)[:, None])
     n_sur = 0
     if S is not None:
         n_sur = S.shape[1]
-        Sf = S.reshape(N * n_sur, T)
-        cols.append(np.ldexp(Sf, -unit_exponents(Sf)[:, None]))
-    Yall = np.concatenate(cols).T  # (T, N (1 + n))
+        Ss = S.reshape(N * n_sur, T)
+        Ss = np.ldexp(Ss, -unit_exponents(Ss)[:, None])
     lookup = get_kernel("xmap_skill", backend)
     if E is None:
         E_used = choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,
@@ -285,9 +284,12 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         E_used = np.asarray(E, np.int64)
     E_set = np.unique(E_used)
     groups = [np.flatnonzero(E_used == e) for e in E_set]
-    # per group: its targets' columns, then their surrogates' (target-major)
-    Yg = [np.ascontiguousarray(Yall[:, np.concatenate(
-        [js, (N + js[:, None] * n_sur + np.arange(n_sur)).ravel()])]) for js in groups]
+    # per group: its targets as columns, then their surrogates' (target-major)
+    Yg = []
+    for js in groups:
+        rows = Xs[js] if not n_sur else np.concatenate(
+            [Xs[js], Ss[(js[:, None] * n_sur + np.arange(n_sur)).ravel()]])
+        Yg.append(np.ascontiguousarray(rows.T))
     depth = int(E_set[-1]) + 1 if knn is None else int(knn)
     depth += int((~tgt_sets).sum(axis=1).max())
     per_lib = len(E_set) * T * depth * 16

@@ -16,7 +16,10 @@ def unit_exponents(a: np.ndarray) -> np.ndarray:
     [2, -996]
     """
     a = np.abs(a.reshape(a.shape[0], -1))
-    m = np.where(np.isfinite(a), a, 0.0).max(axis=1, initial=0.0)
+    m = np.fmax.reduce(a, axis=1, initial=0.0)  # NaN skipped
+    inf = ~np.isfinite(m)
+    if inf.any():  # rows with an inf: their largest finite value
+        m[inf] = np.where(np.isfinite(a[inf]), a[inf], 0.0).max(axis=1, initial=0.0)
     return np.maximum(np.frexp(m)[1], -1021).astype(np.int64)
 
 

@@ -19,9 +19,13 @@ def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
     ge = np.sum(fin & (null >= obs[:, None]), axis=1)
     nfin = fin.sum(axis=1)
     q = np.full((len(obs), len(quantiles)), np.nan)
-    some = nfin > 0
-    if some.any() and len(quantiles):
-        q[some] = np.nanquantile(null[some], quantiles, axis=1).T
+    if len(quantiles):
+        full = nfin == null.shape[1]  # no NaN: the fast (partition) path
+        if full.any():
+            q[full] = np.quantile(null[full], quantiles, axis=1).T
+        some = (nfin > 0) & ~full
+        if some.any():
+            q[some] = np.nanquantile(null[some], quantiles, axis=1).T
     return ge, nfin, q
 
 
