@@ -313,3 +313,18 @@ def bootstrap_interval(samples, seed, n_boot, level=0.95):
     draws = rng.integers(0, len(samples), (n_boot, len(samples)))
     means = [np.mean([samples[i] for i in row]) for row in draws]
     return np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+
+
+def normal_p_value(obs, null):
+    """P(Z >= (atanh(obs) - mean) / sd) with the mean and sample sd (ddof 1) of the finite
+    null's atanh (values clipped to |r| <= 1 - 1e-12); NaN with fewer than 2."""
+    import math
+
+    clip = 1 - 1e-12
+    z = [math.atanh(min(max(r, -clip), clip)) for r in null if np.isfinite(r)]
+    if not np.isfinite(obs) or len(z) < 2:
+        return np.nan
+    m = sum(z) / len(z)
+    sd = math.sqrt(sum((v - m) ** 2 for v in z) / (len(z) - 1))
+    score = (math.atanh(min(max(obs, -clip), clip)) - m) / sd
+    return 0.5 * math.erfc(score / math.sqrt(2))

@@ -356,3 +356,22 @@ def test_significance_with_dask_and_memory_guard(monkeypatch):
     monkeypatch.setattr("xedm.labeled.xmap._memory_bytes", lambda: 2**20)
     with pytest.raises(ValueError, match="surrogates=99 .* use fewer surrogates"):
         da.edm.xmap(dim="s", E=2, surrogates=99)
+
+
+def test_normal_p_values_against_naive_and_calibrated():
+    X = ar1(20, 300, phi=0.9, seed=11)
+    da = xr.DataArray(X, dims=("s", "time"))
+    out = da.edm.xmap(dim="s", surrogates=99, seed=1, p_method="normal", keep_null=True,
+                      progress=False)
+    ref = np.array([[naive.normal_p_value(out.rho.values[i, j], out.rho_surrogate.values[i, j])
+                     for j in range(20)] for i in range(20)])
+    np.testing.assert_allclose(out.p_value.values, ref, rtol=1e-9)
+    off = ~np.eye(20, dtype=bool)
+    assert (out.p_value.values[off] < 0.05).mean() <= 0.10  # calibrated like the empirical
+    assert out.attrs["p_method"] == "normal"
+    # below the empirical floor 1/(1 + n) for a real link, so that BH can pass it
+    ds = xedm.datasets.coupled_logistic(500, beta_xy=0.0, beta_yx=0.1)
+    cm = ds.edm.xmap(columns=["x", "y"], E=2, surrogates=99, seed=2, p_method="normal")
+    assert float(cm.p_value.sel(library="y", target="x")) < 1e-4
+    with pytest.raises(ValueError, match="p_method='t' is invalid"):
+        da.edm.xmap(dim="s", E=2, surrogates=3, p_method="t")

@@ -252,7 +252,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     ``S`` (N, n, T): surrogates of each target series, looked up with the same tables as the
     targets (the surrogates change only the targets).  The result then also holds
     ``count_ge`` / ``n_null`` (N, N, nTp): how many finite surrogate rho reach the observed
-    one, and of how many; ``null_q`` (N, N, nTp, nq): the null's ``quantiles``; with
+    one, and of how many; ``null_q`` (N, N, nTp, nq): the null's ``quantiles``; ``z_mean``
+    / ``z_sd``: mean and sd of the null's Fisher z; with
     ``keep_null``, ``rho_null`` (N, N, nTp, n).
     """
     from ..stats.significance import null_summary
@@ -299,6 +300,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         out["count_ge"] = np.zeros((N, N, nTp), np.int64)
         out["n_null"] = np.zeros((N, N, nTp), np.int64)
         out["null_q"] = np.full((N, N, nTp, len(quantiles)), np.nan)
+        out["z_mean"] = np.full((N, N, nTp), np.nan)
+        out["z_sd"] = np.full((N, N, nTp), np.nan)
         if keep_null:
             out["rho_null"] = np.full((N, N, nTp, n_sur), np.nan)
     for s0 in progress(range(0, N, step)):
@@ -314,7 +317,9 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                 out["rho"][rows[:, None], js, ti] = obs
                 if n_sur:
                     null = r[:, len(js):].reshape(len(rows) * len(js), n_sur)
-                    ge, nf, q = null_summary(obs.ravel(), null, quantiles)
+                    ge, nf, q, zm, zs = null_summary(obs.ravel(), null, quantiles)
+                    out["z_mean"][rows[:, None], js, ti] = zm.reshape(obs.shape)
+                    out["z_sd"][rows[:, None], js, ti] = zs.reshape(obs.shape)
                     out["count_ge"][rows[:, None], js, ti] = ge.reshape(obs.shape)
                     out["n_null"][rows[:, None], js, ti] = nf.reshape(obs.shape)
                     out["null_q"][rows[:, None], js, ti] = q.reshape(obs.shape + (-1,))

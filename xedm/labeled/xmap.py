@@ -14,7 +14,13 @@ from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
 from ..stats.convergence import convergence
-from ..stats.significance import DEFAULT_QUANTILES, bh_qvalues, null_summary, p_values
+from ..stats.significance import (
+    DEFAULT_QUANTILES,
+    bh_qvalues,
+    normal_p_values,
+    null_summary,
+    p_values,
+)
 from ..stats.surrogates import check_method, make_surrogates
 from .checks import variable_names
 from .common import check_numeric, progress_bar, resolve_dim
@@ -270,7 +276,7 @@ def _check_Tp_list(Tp) -> tuple[np.ndarray, bool]:
     return np.array(vals, np.int64), True
 
 
-def _check_significance(n, method, seed, quantiles, options) -> dict:
+def _check_significance(n, method, seed, quantiles, options, p_method="empirical") -> dict:
     """The surrogate settings of ccm/xmap, validated (``n`` = 0: no significance test)."""
     n = v.check_int("surrogates", n, 0, " (the number of surrogates per target; 0 for none)")
     q = np.atleast_1d(np.asarray(quantiles, np.float64)) if quantiles is not None else []
@@ -278,12 +284,15 @@ def _check_significance(n, method, seed, quantiles, options) -> dict:
         raise ValueError(f"quantiles={quantiles!r} is invalid; give numbers in [0, 1]")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"surrogate_options must be a dict, got {type(options).__name__}")
+    if p_method not in ("empirical", "normal"):
+        raise ValueError(f"p_method={p_method!r} is invalid; choose 'empirical' (rank among "
+                         "the surrogates) or 'normal' (Fisher-z tail of the surrogates)")
     opts = check_method(method, **(options or {})) if n else {}
     if n and seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     if n:
         seed = v.check_int("seed", seed, 0)
-    return {"n": n, "method": method, "seed": seed, "options": opts,
+    return {"n": n, "method": method, "seed": seed, "options": opts, "p_method": p_method,
             "quantiles": tuple(float(x) for x in q)}
 
 
@@ -303,9 +312,11 @@ def _check_surrogate_memory(n: int, T: int, n_sur: int, n_tp: int, keep_null: bo
 
 
 def _significance_attrs(sig: dict) -> dict:
+    how = ("(1 + #{surrogate rho >= rho}) / (1 + #finite surrogate rho), one-sided"
+           if sig["p_method"] == "empirical" else
+           "P(Z >= (atanh(rho) - mean) / sd), mean and sd of the surrogates' atanh(rho)")
     out = {"surrogates": sig["n"], "surrogate_method": sig["method"],
-           "surrogate_seed": sig["seed"],
-           "p_value": "(1 + #{surrogate rho >= rho}) / (1 + #finite surrogate rho), one-sided",
+           "surrogate_seed": sig["seed"], "p_method": sig["p_method"], "p_value": how,
            "null": "each target replaced by its surrogates; the library's tables unchanged"}
     out.update({f"surrogate_{k}": val for k, val in sig["options"].items()})
     return out
@@ -335,6 +346,7 @@ def ccm(
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     keep_null: bool = False,
     surrogate_options: dict | None = None,
+    p_method: str = "empirical",
     n_boot: int = 1000,
     dim: str | None = None,
     time_dim: str | None = None,
@@ -375,7 +387,7 @@ def ccm(
     tau, exclusion_radius, knn : as in :func:`xedm.simplex`.
         As there, the series (NaN-free) must give at least knn+1 library points (knn
         defaults to E+1) and every Tp must leave targets inside the data.
-    surrogates, surrogate_method, quantiles, keep_null, surrogate_options
+    surrogates, surrogate_method, quantiles, keep_null, surrogate_options, p_method
         Significance against surrogates of each target, as in :func:`xedm.xmap`: every
         surrogate is cross-mapped with the same tables and sampled libraries, and its rho
         averaged over the samples like the observed one.
@@ -446,7 +458,8 @@ def ccm(
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options)
+    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
+                              p_method)
     _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
     bar = progress_bar(progress, "ccm", n)
@@ -471,9 +484,13 @@ def ccm(
                     st["rho_ci"]]
         if n_sur:
             null = res["rho_null"]
-            ge, nf, q = null_summary(mean.ravel(), null.reshape(-1, n_sur), sig["quantiles"])
-            out += [p_values(mean, ge.reshape(mean.shape), nf.reshape(mean.shape)),
-                    q.reshape(mean.shape + (nq,))]
+            ge, nf, q, zm, zs = null_summary(mean.ravel(), null.reshape(-1, n_sur),
+                                             sig["quantiles"])
+            if sig["p_method"] == "normal":
+                p = normal_p_values(mean, zm.reshape(mean.shape), zs.reshape(mean.shape))
+            else:
+                p = p_values(mean, ge.reshape(mean.shape), nf.reshape(mean.shape))
+            out += [p, q.reshape(mean.shape + (nq,))]
             if keep_null:
                 out.append(null)
         return tuple(out)
@@ -548,6 +565,7 @@ def xmap(
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     keep_null: bool = False,
     surrogate_options: dict | None = None,
+    p_method: str = "empirical",
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
@@ -601,6 +619,12 @@ def xmap(
     surrogate_options : dict, optional
         The method's parameters: ``period`` (and ``harmonics``) for seasonal, ``block_length``
         for block, ``E``, ``tau``, ``recurrence_rate`` or ``eps``, ``norm`` for twin.
+    p_method : {"empirical", "normal"}
+        ``"empirical"``: the rank of rho among the surrogates' (below).  ``"normal"``: the
+        upper tail of a normal fitted to the surrogates' Fisher z = atanh(rho),
+        ``P(Z >= (atanh(rho) - mean) / sd)``: not bounded below by 1 / (1 + n), so a large
+        map can pass the false-discovery control with 99 surrogates (with the empirical
+        p-value BH needs n of the order of the number of pairs over the FDR level).
     time_dim : str, optional
         The time dim (default ``"time"``).
 
@@ -649,7 +673,8 @@ def xmap(
     Tps, lagged = _check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options)
+    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
+                              p_method)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"])
     if E is None:
         E_max = v.check_int("E_max", E_max, 1,
@@ -700,9 +725,15 @@ def xmap(
             ge = np.zeros((n, n, nTp), np.int64)
             nn = np.zeros((n, n, nTp), np.int64)
             qn = np.full((n, n, nTp, nq), np.nan)
+            zm = np.full((n, n, nTp), np.nan)
+            zs = np.full((n, n, nTp), np.nan)
             if res is not None:
                 ge[pair], nn[pair], qn[pair] = res["count_ge"], res["n_null"], res["null_q"]
-            p = p_values(rho, ge, nn)
+                zm[pair], zs[pair] = res["z_mean"], res["z_sd"]
+            if sig["p_method"] == "normal":
+                p = normal_p_values(rho, zm, zs)
+            else:
+                p = p_values(rho, ge, nn)
             off = ~np.eye(n, dtype=bool)
             q = np.stack([bh_qvalues(p[:, :, t], off) for t in range(nTp)], axis=-1)
             out += [p, q, qn]

@@ -12,12 +12,21 @@ import numpy as np
 DEFAULT_QUANTILES = (0.05, 0.5, 0.95)
 
 
+R_CLIP = 1.0 - 1e-12
+
+
 def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
     """Per row of ``null`` (M, n): the count of finite surrogate rho >= ``obs`` (M,), the
-    count of finite surrogate rho, and the null's quantiles (M, nq) (NaN ignored)."""
+    count of finite surrogate rho, the null's quantiles (M, nq) (NaN ignored), and the mean
+    and standard deviation (M,) of the null's Fisher z = atanh(rho)."""
     fin = np.isfinite(null)
     ge = np.sum(fin & (null >= obs[:, None]), axis=1)
     nfin = fin.sum(axis=1)
+    z = np.where(fin, np.arctanh(np.clip(np.where(fin, null, 0.0), -R_CLIP, R_CLIP)), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zm = z.sum(axis=1) / nfin
+        zs = np.sqrt(np.maximum(np.where(fin, (z - zm[:, None]) ** 2, 0.0).sum(axis=1)
+                                / (nfin - 1), 0.0))
     q = np.full((len(obs), len(quantiles)), np.nan)
     if len(quantiles):
         full = nfin == null.shape[1]  # no NaN: the fast (partition) path
@@ -26,7 +35,7 @@ def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
         some = (nfin > 0) & ~full
         if some.any():
             q[some] = np.nanquantile(null[some], quantiles, axis=1).T
-    return ge, nfin, q
+    return ge, nfin, q, np.where(nfin > 1, zm, np.nan), np.where(nfin > 1, zs, np.nan)
 
 
 def p_values(obs, count_ge, n_finite) -> np.ndarray:
@@ -36,6 +45,20 @@ def p_values(obs, count_ge, n_finite) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         p = (1.0 + np.asarray(count_ge, np.float64)) / (1.0 + n_finite)
     return np.where(np.isfinite(obs) & (n_finite > 0), p, np.nan)
+
+
+def normal_p_values(obs, z_mean, z_sd) -> np.ndarray:
+    """One-sided p-values of ``obs`` against a normal null in Fisher z:
+    ``P(Z >= (atanh(rho) - mean) / sd)`` with the surrogates' mean and sd of atanh(rho).
+    Not limited to ``1 / (1 + n)``: the tail is extrapolated, which is what lets a large map
+    pass a false-discovery control with a moderate number of surrogates; it assumes the
+    null's Fisher z is close to normal (check the calibration on your own null data)."""
+    from scipy.stats import norm
+
+    z = np.arctanh(np.clip(np.asarray(obs, np.float64), -R_CLIP, R_CLIP))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = (z - z_mean) / z_sd
+    return np.where(np.isfinite(score), norm.sf(score), np.nan)
 
 
 def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
