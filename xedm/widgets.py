@@ -416,10 +416,15 @@ class Explorer:
     def draw(self, results: dict) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        # the live widget for Jupyter, and the current figure as PNG for static renderers
+        # (nbconvert, the docs) that cannot run it
+        import base64
 
-        display(self.widget)
+        bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        bundle["text/plain"] = f"<{type(self).__name__}: {self.status.value}>"
+        return bundle
 
 
 def _escape(text: str) -> str:
