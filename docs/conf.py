@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.abspath(".."))
+
+# the tutorials are the notebooks of notebooks/ (committed without outputs), copied here at
+# each build and executed by MyST-NB
+_HERE = Path(__file__).parent
+_TUTORIALS = _HERE / "tutorials"
+_TUTORIALS.mkdir(exist_ok=True)
+for _nb in sorted((_HERE.parent / "notebooks").glob("*.ipynb")):
+    _dest = _TUTORIALS / _nb.name
+    if not _dest.exists() or _dest.read_bytes() != _nb.read_bytes():
+        shutil.copyfile(_nb, _dest)
 
 import xedm  # noqa: E402
 
@@ -31,19 +43,30 @@ myst_enable_extensions = ["colon_fence", "dollarmath"]
 nb_execution_mode = "cache"
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+# explorers carry a live widget and a PNG of their figure: the static pages show the PNG
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None),
+                              ("html", "image/png", 0)]
+# tqdm bars of long calls are not page content
+nb_output_stderr = "remove"
 
 # API pages
+templates_path = ["_templates"]  # classes: one page with their documented members
 autosummary_generate = True
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
-intersphinx_mapping = {
-    "python": ("https://docs.python.org/3", None),
-    "numpy": ("https://numpy.org/doc/stable", None),
-    "xarray": ("https://docs.xarray.dev/en/stable", None),
-    "matplotlib": ("https://matplotlib.org/stable", None),
-}
+# links into other projects' docs need their inventories from the network: on with
+# XEDM_DOCS_INTERSPHINX=1, off by default (offline builds, CI) so `-n -W` builds stay clean
+intersphinx_mapping = {}
+if os.environ.get("XEDM_DOCS_INTERSPHINX") == "1":
+    intersphinx_mapping = {
+        "python": ("https://docs.python.org/3", None),
+        "numpy": ("https://numpy.org/doc/stable", None),
+        "xarray": ("https://docs.xarray.dev/en/stable", None),
+        "matplotlib": ("https://matplotlib.org/stable", None),
+    }
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"xedm {release}"

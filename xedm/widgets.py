@@ -367,16 +367,18 @@ class Explorer:
 
         self.state = state
         self.figure = Figure(figsize=self.figsize, layout="constrained")
-        self.image = w.Image(format="png", layout=w.Layout(width="100%", max_width="900px"))
+        self.image = w.Image(format="png", layout=w.Layout(width="auto", max_width="100%"))
         self.status = w.HTML()
         self.redraws = 0
         self.controls = self._controls(w)
         for name, c in self.controls.items():
+            c.layout.width = "auto"  # fill the grid cell, no wider
+            c.layout.min_width = "0"
             c.observe(self._changed(name), names="value")
         self._debounced = Debouncer(self.redraw, debounce)
         box = w.HBox if len(self.controls) <= 3 else w.GridBox
         kw = {} if box is w.HBox else {"layout": w.Layout(
-            grid_template_columns="repeat(3, minmax(220px, 1fr))")}
+            grid_template_columns="repeat(3, minmax(0, 1fr))", width="100%")}
         self.widget = w.VBox([box(list(self.controls.values()), **kw), self.status,
                               self.image])
         self.redraw()
@@ -416,10 +418,15 @@ class Explorer:
     def draw(self, results: dict) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        # the live widget for Jupyter, and the current figure as PNG for static renderers
+        # (nbconvert, the docs) that cannot run it
+        import base64
 
-        display(self.widget)
+        bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        bundle["text/plain"] = f"<{type(self).__name__}: {self.status.value}>"
+        return bundle
 
 
 def _escape(text: str) -> str:
@@ -429,7 +436,8 @@ def _escape(text: str) -> str:
 def _slider(w, desc, value, lo, hi, step=1, cls=None):
     cls = cls or w.IntSlider
     return cls(value=value, min=lo, max=hi, step=step, description=desc,
-               continuous_update=False, style={"description_width": "initial"})
+               continuous_update=False, style={"description_width": "initial"},
+               layout=w.Layout(width="auto"))
 
 
 class ForecastExplorer(Explorer):

@@ -675,7 +675,7 @@ def predict_nonlinear(
     return add_best(ds, "theta", lazy)
 
 
-simplex.__doc__ = simplex.__doc__.replace("{notes}", _INPUT_NOTES)
+simplex.__doc__ = simplex.__doc__.replace("{notes}", "\n    " + _INPUT_NOTES)
 for _f in (embed_dimension, predict_interval, predict_nonlinear):
     _d = {"embed_dimension": "E", "predict_interval": "Tp", "predict_nonlinear": "theta"}
     _f.__doc__ = _f.__doc__.replace("{notes}", _SWEEP_NOTES.replace(
