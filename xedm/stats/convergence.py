@@ -10,7 +10,7 @@ predicted, so ``n = n_valid``):
 ``fisher_z``, ``fisher_p``
     The Fisher z-test of the mean rho at the largest L against the smallest L (Chang et al.
     2017; 2020): ``z = (atanh(r_max) - atanh(r_min)) / sqrt(2 / (n - 3))`` with r clipped
-    to |r| <= 1 - 1e-12, and the one-sided p = P(Z >= z) under the standard normal: small p
+    to ``|r| <= 1 - 1e-12``, and the one-sided p = P(Z >= z) under the standard normal: small p
     says rho at the largest L is higher than at the smallest.  Both rho use the same n
     predictions, so the test treats them as independent estimates (it is conservative for
     the positive correlation they have).

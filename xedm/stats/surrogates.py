@@ -27,7 +27,7 @@ valid library points as the original):
     Twin surrogates (Thiel et al. 2006) with the recurrence conventions of :func:`xedm.rqa`:
     states are delay vectors (E, tau), two states are recurrent when their distance (``norm``)
     is ``< eps``, with eps reaching ``recurrence_rate`` by the rule of
-    :mod:`xedm.recurrence.threshold` unless given.  Twins are states with identical rows of
+    ``xedm.recurrence.threshold`` unless given.  Twins are states with identical rows of
     the recurrence matrix.  A walk starts at a random state; each step jumps to a random twin
     of the current state (itself included) and moves to its successor, restarting at a
     random state when there is none.  The surrogate is the newest coordinate of the visited
