@@ -13,6 +13,7 @@ import xarray as xr
 from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
+from ..neighbors.base import neighbor_attrs, resolve_method
 from ..options import get_option
 from .checks import variable_names
 from .common import check_numeric, resolve_dim
@@ -285,6 +286,8 @@ def ccm(
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
+    neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """Convergent cross mapping (Sugihara et al. 2012) for every ordered pair of series.
 
@@ -311,6 +314,8 @@ def ccm(
         attrs).
     keep_samples : bool
         Also return every sample's rho as ``rho_sample`` over a ``sample`` dim.
+    neighbors, neighbors_recall : as in :func:`xedm.simplex`
+        How each library series' sorted neighbour table is built (docs/neighbors.md).
     Tp, tau, exclusion_radius, knn : as in :func:`xedm.simplex` (Tp defaults to 0).
         As there, the series (NaN-free) must give at least knn+1 library points (knn
         defaults to E+1) and Tp must leave targets inside the data.
@@ -370,13 +375,16 @@ def ccm(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
+    search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
+                            knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
+                            backend=backend, recall=neighbors_recall)
     bar = progress_bar(progress, "ccm", n)
     params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, Tp={Tp}, "
               f"knn={knn}, exclusion_radius={excl}, lib_sizes={sizes.tolist()}")
 
     def one(x2d):
         res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tp, knn=knn, excl=excl, lib_sizes=sizes,
-                       samples=samples, seed=seed, backend=backend, progress=bar)
+                       samples=samples, seed=seed, backend=backend, progress=bar, method=search)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pairs stay NaN
             mean = np.nanmean(res["rho"], axis=-1)
@@ -396,7 +404,8 @@ def ccm(
     ds = ds.assign_coords(library=labels, target=labels, lib_size=sizes,
                           E=("library", Ev))
     ds.attrs.update(tau=tau, Tp=Tp, exclusion_radius=excl, knn=-1 if knn is None else knn,
-                    samples=samples, seed=seed, backend=backend, neighbors="exact",
+                    samples=samples, seed=seed, backend=backend,
+                    **neighbor_attrs(search, X.chunks is not None),
                     series_dim=sdim, meaning="rho(library=x, target=y) high: y causes x")
     return ds
 
@@ -415,6 +424,8 @@ def xmap(
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
+    neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """All-pairs cross map at the full library: the causal map of many series.
 
@@ -445,6 +456,9 @@ def xmap(
         the data.
     time_dim : str, optional
         The time dim (default ``"time"``).
+    neighbors, neighbors_recall : as in :func:`xedm.simplex`
+        How the cross maps' neighbour tables are built (docs/neighbors.md); the choice of E
+        is always exact (one fused pass, no tables).
 
     Returns
     -------
@@ -498,13 +512,16 @@ def xmap(
             _check_exclusion(T, e, tau, Tp, excl)
         E_text = f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}"
     params = f"{E_text}, tau={tau}, Tp={Tp}, knn={knn}, exclusion_radius={excl}"
+    E_top = int(E_max) if E is None else int(np.max(Ev))
+    search = resolve_method(neighbors, n_lib=T, dim=E_top, knn=E_top + 1 if knn is None else knn,
+                            n_pred=T, backend=backend, recall=neighbors_recall)
     bar = progress_bar(progress, "xmap", n)
 
     def one(x2d):
         live = np.isfinite(x2d).any(axis=1)
         if live.all():
             return _ccm.xmap(x2d, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tp,
-                             knn=knn, excl=excl, backend=backend, progress=bar)
+                             knn=knn, excl=excl, backend=backend, progress=bar, method=search)
         # all-NaN series (warned about in check) stay out of the computation: their rows and
         # columns are NaN, their E the smallest (1) when E is chosen
         rho = np.full((n, n), np.nan)
@@ -512,7 +529,8 @@ def xmap(
         if live.any():
             r, e = _ccm.xmap(np.ascontiguousarray(x2d[live]),
                              E=None if E is None else Ev[live], E_max=E_max, tau=tau, Tp=Tp,
-                             knn=knn, excl=excl, backend=backend, progress=bar)
+                             knn=knn, excl=excl, backend=backend, progress=bar,
+                             method=search)
             rho[np.ix_(live, live)] = r
             Es[live] = e
         return rho, Es
@@ -529,6 +547,7 @@ def xmap(
         ds["E"] = Es
     ds.attrs.update(tau=tau, Tp=Tp, exclusion_radius=excl, knn=-1 if knn is None else knn,
                     E_max=E_max if E is None else int(np.max(Ev)), E_chosen=int(E is None),
-                    backend=backend, neighbors="exact", series_dim=sdim,
+                    backend=backend, **neighbor_attrs(search, X.chunks is not None),
+                    series_dim=sdim,
                     meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
     return ds

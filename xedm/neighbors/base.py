@@ -123,7 +123,7 @@ def resolve_method(neighbors: str | None = None, *, n_lib: int = 0, dim: int = 1
     from . import auto
 
     method = check_method(neighbors)
-    recall = check_recall(DEFAULT_RECALL if recall is None else recall)
+    recall = check_recall(get_option("neighbors_recall") if recall is None else recall)
     n_pred = n_lib if n_pred is None else n_pred
     if method == "auto":
         method, reason = auto.choose(n_lib=n_lib, dim=dim, knn=knn, n_pred=n_pred,
@@ -142,6 +142,17 @@ def resolve_method(neighbors: str | None = None, *, n_lib: int = 0, dim: int = 1
             "neighbors='exact', 'kdtree' or 'auto'"
         )
     return Search(method, recall, reason)
+
+
+def neighbor_attrs(search: Search, lazy: bool) -> dict:
+    """``neighbors`` (the method(s) that searched) and ``neighbors_recall`` (measured against
+    exact brute force; 1.0 for exact methods) for a result's attrs.  Dask-backed results are
+    computed later: they record the method chosen before computing and, for an approximate or
+    an "auto" method, NaN as the recall."""
+    if lazy:
+        return {"neighbors": search.method,
+                "neighbors_recall": 1.0 if search.method in EXACT_METHODS else float("nan")}
+    return {"neighbors": search.used_name, "neighbors_recall": float(search.measured_recall)}
 
 
 def as_search(method) -> Search:
@@ -378,3 +389,21 @@ def index_tables(prep, k_list, excl: int, search: Search, build, name: str) -> t
             i, d = approximate_rows(prep, ie, b, rows, lib_pos, k, excl, search, index)
             idx[ie, b, rows, :k], dist[ie, b, rows, :k] = i, d
     return idx, dist
+
+
+def series_table(table, Xpad, pad, valid, pred_t, E: int, tau: int, excl: int, depth: int,
+                 backend: str, method="exact"):
+    """One series' (P, depth) table for cross mapping (``ccm``): the ``sorted_table`` kernel
+    ``table`` for "exact", else :func:`knn_tables` on the same point sets (``Xpad`` (C, pad+T),
+    ``valid`` (T,) library points, every row of ``pred_t`` predicted)."""
+    from ..core.embed import Prepared, candidate_range
+
+    if method_name(method) == "exact":
+        as_search(method).used.add("exact")
+        return table(Xpad, pad, valid, pred_t, np.ones(len(pred_t), bool), E, tau, excl, depth)
+    lib_ok = valid[None, None]
+    lo, hi = candidate_range(lib_ok)
+    prep = Prepared(Xpad[None], pad, lib_ok, pred_t, np.ones((1, 1, len(pred_t)), bool),
+                    np.array([E], np.int64), lo, hi, tau, np.zeros(1, np.int64))
+    idx, dist = knn_tables(prep, [depth], excl, backend=backend, method=method)
+    return idx[0, 0], dist[0, 0]
