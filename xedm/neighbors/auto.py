@@ -35,13 +35,14 @@ import numpy as np
 
 log = logging.getLogger("xedm")
 
-EXACT_WORK = 2.0**33  # prediction x library points x coordinates: brute force below it
+EXACT_WORK = 2.0**29  # prediction x library points x coordinates: brute force below it
 INDEX_MIN_LIB = 4096  # library points: brute force below it
-PROBE_ROWS = 256
+PROBE_ROWS = 2048
+PROBE_MIN_ROWS = 256  # fewer prediction points: brute force
 EXACT_PAIR_S = 3.5e-10  # brute force, seconds per (prediction, library) pair, dim >= 3 (2 cores)
 EXACT_PAIR_DIM_S = 4.0e-11  # ... per pair and coordinate when the diagonal recurrence is off
-HNSW_BUILD_S = 25e-6  # faiss HNSW (M = 8, efConstruction = 64), seconds per point at dim 20
-HNSW_QUERY_S = 10e-6  # ... per query at efSearch 32 (re-ranking and the recall sample included)
+HNSW_BUILD_S = 40e-6  # faiss HNSW (M = 8, efConstruction = 64), seconds per point at dim 20
+HNSW_QUERY_S = 15e-6  # ... per query at efSearch 32 (re-ranking and the recall sample included)
 NNDESCENT_FACTOR = 3.0  # NN-descent against HNSW, same recall (measured at L = 2^16)
 EXACT_PREFERENCE = 1.25
 
@@ -106,26 +107,29 @@ def tables(prep, k_list, excl: int, *, backend: str, search):
                 continue
             if dim == 1:
                 choice = "sorted1d"
-            elif len(lib_pos) < INDEX_MIN_LIB or over_query(k, excl, len(lib_pos)) >= len(
-                    lib_pos):
-                choice = "exact"
+            elif (len(lib_pos) < INDEX_MIN_LIB or len(rows) < PROBE_MIN_ROWS
+                  or over_query(k, excl, len(lib_pos)) >= len(lib_pos)):
+                choice = "exact"  # few library points or few queries: brute force is cheap
             else:
                 t0 = time.perf_counter()
                 tree = kdtree.build(prep, ie, b, lib_pos)
-                pick = np.sort(rng.choice(len(rows), min(PROBE_ROWS, len(rows)), replace=False))
-                t1 = time.perf_counter()
-                # the first few rows load the kernels (numba's cache): not timed
-                w = min(16, len(pick) // 2)
-                i, d, nb = kdtree.search_rows(prep, ie, b, rows[pick[:w]], lib_pos, k, excl,
-                                              tree)
-                idx[ie, b, rows[pick[:w]], :k], dist[ie, b, rows[pick[:w]], :k] = i, d
-                t2 = time.perf_counter()
-                i, d, nb1 = kdtree.search_rows(prep, ie, b, rows[pick[w:]], lib_pos, k, excl,
-                                               tree)
-                t3 = time.perf_counter()
-                nb += nb1
-                idx[ie, b, rows[pick[w:]], :k], dist[ie, b, rows[pick[w:]], :k] = i, d
-                kd_cost = (t1 - t0) + (t3 - t2) * len(rows) / max(len(pick) - w, 1)
+                build_s = time.perf_counter() - t0
+                pick = rng.choice(len(rows), min(PROBE_ROWS, len(rows)), replace=False)
+                # three batches: the first loads the kernels (numba's cache) and is not timed;
+                # the time per row is the slope between the other two, so fixed costs per call
+                # (thread start-up, launches) are not multiplied by the number of rows
+                cuts = [0, len(pick) // 16, len(pick) // 4, len(pick)]
+                times, nb = [], 0
+                for a, z in zip(cuts[:-1], cuts[1:], strict=True):
+                    part = np.sort(pick[a:z])
+                    t1 = time.perf_counter()
+                    i, d, f = kdtree.search_rows(prep, ie, b, rows[part], lib_pos, k, excl, tree)
+                    times.append(time.perf_counter() - t1)
+                    idx[ie, b, rows[part], :k], dist[ie, b, rows[part], :k] = i, d
+                    nb += f
+                n2, n3 = cuts[2] - cuts[1], cuts[3] - cuts[2]
+                per_row = max((times[2] - times[1]) / max(n3 - n2, 1), times[2] / max(n3, 1) / 4)
+                kd_cost = build_s + times[2] + per_row * len(rows)
                 span = prep.pred_t[rows[-1]] - prep.pred_t[rows[0]] + 1
                 ex_cost, ap_cost = predicted_costs(len(lib_pos), len(rows), dim,
                                                    span <= 1.25 * len(rows), approx)
