@@ -138,6 +138,9 @@ def peak_rss(log2L: int) -> dict:
 
 
 def table(doc: dict) -> str:
+    order = {m: i for i, m in enumerate(METHODS)}
+    doc = dict(doc, rows=sorted(doc["rows"], key=lambda r: (r["E"], r["L"],
+                                                             order.get(r["method"], 99))))
     lines = ["| L | E | method (used) | seconds | recall | MAPE | MAPE vs exact | reference |",
              "|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
@@ -202,6 +205,8 @@ def main(argv=None) -> int:
                 exact = {"sample": exact_sample(x, E, rng)}
                 row = None
             if row:
+                doc["rows"] = [r for r in doc["rows"]
+                               if (r["L"], r["E"], r["method"]) != (L, E, "exact")]
                 doc["rows"].append(row)
                 print(table({"rows": [row]}).splitlines()[-1], flush=True)
             for m in args.methods:
@@ -212,12 +217,16 @@ def main(argv=None) -> int:
                     continue
                 row = run_case(x, L, E, m, exact, rng)
                 last[(E, m)] = row["seconds"]
+                # --append: a new row replaces the old one of the same (L, E, method)
+                doc["rows"] = [r for r in doc["rows"]
+                               if (r["L"], r["E"], r["method"]) != (L, E, m)]
                 doc["rows"].append(row)
                 print(table({"rows": [row]}).splitlines()[-1], flush=True)
             if args.out:
                 with open(args.out, "w") as f:
                     json.dump(doc, f, indent=1)
     for lg in args.rss:
+        doc["rss"] = [r for r in doc["rss"] if r["L"] != 2**lg]
         doc["rss"].append(peak_rss(lg))
         print(table({"rows": [], "rss": doc["rss"][-1:]}), flush=True)
     if args.out:
