@@ -154,6 +154,29 @@ def table(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def pivot(doc: dict) -> str:
+    """The README's table: seconds (recall) per method, one line per (E, L)."""
+    head = "| E | L | " + " | ".join(METHODS) + " | auto used | auto MAPE vs exact |"
+    lines = [head, "|" + "---|" * (len(METHODS) + 4)]
+    cells: dict[tuple, dict] = {}
+    for r in doc["rows"]:
+        cells.setdefault((r["E"], r["L"]), {})[r["method"]] = r
+    for (E, L), row in sorted(cells.items()):
+        out = []
+        for m in METHODS:
+            r = row.get(m)
+            if r is None:
+                out.append("–")
+            else:
+                note = "" if r["used"] == m or m == "auto" else f" [{r['used']}]"
+                out.append(f"{r['seconds']:.3g} s ({r['recall']:.4f}){note}")
+        a = row.get("auto")
+        lines.append(f"| {E} | 2^{int(np.log2(L))} | " + " | ".join(out) + " | "
+                     + (f"{a['used']} | {100 * a['mape_rel']:+.2f}% ({a['reference']})"
+                        if a else "– | –") + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log2", type=int, nargs="+", default=[10, 12, 14, 16, 18, 20])
@@ -166,10 +189,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--append", action="store_true", help="add rows to an existing --out")
     ap.add_argument("--table", default=None, help="print the table of a JSON file and exit")
+    ap.add_argument("--pivot", action="store_true", help="with --table: the README's table")
     args = ap.parse_args(argv)
     if args.table:
         with open(args.table) as f:
-            print(table(json.load(f)))
+            doc = json.load(f)
+        print(pivot(doc) if args.pivot else table(doc))
         return 0
     doc = {"machine": platform.processor() or platform.machine(), "python": sys.version.split()[0],
            "xedm": xedm.__version__, "rows": [], "rss": []}
