@@ -80,6 +80,19 @@ def _int_at_least(minimum: int):
     return parse
 
 
+def _recall(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
+    return value
+
+
+_recall.__name__ = "recall in (0, 1]"
+
+
 def _suffix(path: str) -> str:
     import os
 
@@ -259,7 +272,12 @@ def _write(result: xr.Dataset | xr.DataArray, out: str) -> None:
 
 
 def _options(args):
-    return _xedm().set_options(**({"backend": args.backend} if args.backend else {}))
+    opts = {"backend": args.backend} if args.backend else {}
+    if getattr(args, "neighbors", None):
+        opts["neighbors"] = args.neighbors
+    if getattr(args, "neighbors_recall", None) is not None:
+        opts["neighbors_recall"] = args.neighbors_recall
+    return _xedm().set_options(**opts)
 
 
 # ----------------------------------------------------------------------------- demo
@@ -472,6 +490,16 @@ def _parser() -> argparse.ArgumentParser:
                         help="where kernels run (default: xedm's option, 'auto')")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
+    def neighbour_options(sp):
+        sp.add_argument("--neighbors", default=None,
+                        choices=["auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw",
+                                 "ivf"],
+                        help="how neighbours are found (default: xedm's option, 'auto')")
+        sp.add_argument("--neighbors-recall", dest="neighbors_recall", type=_recall,
+                        default=None,
+                        help="target recall of approximate neighbours, in (0, 1] "
+                        "(default 0.99)")
+
     d = sub.add_parser("demo", help="run the EDM workflow on coupled logistic maps",
                        description="Generate coupled logistic maps (x drives y), find the best "
                        "E, forecast with simplex, test nonlinearity with S-map, run CCM when "
@@ -489,6 +517,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--samples", type=_int_at_least(1), default=50,
                    help="CCM samples per size (default 50)")
     common(d)
+    neighbour_options(d)
     d.set_defaults(func=_demo)
 
     x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
@@ -518,6 +547,7 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--out", type=_data_path, default="xmap.nc",
                    help="output: NetCDF (.nc) or Zarr (.zarr) (default xmap.nc)")
     common(x)
+    neighbour_options(x)
     x.set_defaults(func=_xmap)
 
     r = sub.add_parser("rqa", help="recurrence quantification of a series in a file",

@@ -1,4 +1,5 @@
-"""Global options: ``xedm.set_options(backend=..., neighbors=..., progress=...)``."""
+"""Global options: ``xedm.set_options(backend=..., neighbors=..., neighbors_recall=...,
+progress=...)``."""
 
 from __future__ import annotations
 
@@ -9,14 +10,26 @@ from typing import Any
 OPTIONS: dict[str, Any] = {
     "backend": "auto",
     "neighbors": "auto",
+    "neighbors_recall": 0.99,
     "progress": True,
 }
 
 _VALID = {
     "backend": {"auto", "cpu", "gpu"},
-    "neighbors": {"auto", "exact", "kdtree", "nndescent", "hnsw"},
+    # xedm.neighbors.base.METHODS (not imported here: importing xedm stays light)
+    "neighbors": {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"},
     "progress": {True, False},
 }
+
+
+def _valid(key: str, value: Any) -> bool:
+    if key == "neighbors_recall":  # a target recall in (0, 1]
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0.0 < float(value) <= 1.0)
+    try:
+        return value in _VALID[key]
+    except TypeError:  # unhashable
+        return False
 
 
 @contextlib.contextmanager
@@ -33,7 +46,10 @@ def set_options(**kwargs: Any) -> Iterator[None]:
     for key, value in kwargs.items():
         if key not in OPTIONS:
             raise ValueError(f"unknown option {key!r}; valid options are {sorted(OPTIONS)}")
-        if value not in _VALID[key]:
+        if not _valid(key, value):
+            if key == "neighbors_recall":
+                raise ValueError(f"option neighbors_recall={value!r} is invalid; give a target "
+                                 "recall in (0, 1], e.g. 0.99")
             choices = sorted(map(str, _VALID[key]))
             raise ValueError(f"option {key}={value!r} is invalid; choose from {choices}")
         old[key] = OPTIONS[key]

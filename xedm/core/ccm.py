@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import knn_tables
+from ..neighbors.base import knn_tables, series_table
 from .embed import (
     Prepared,
     candidate_range,
@@ -67,7 +67,7 @@ CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums 
 
 def ccm(
     X, *, E, tau, Tp, knn, excl, lib_sizes, samples, seed, backend, progress: Callable = iter,
-    S=None,
+    S=None, method="exact",
 ) -> dict[str, np.ndarray]:
     """rho (N, N, nTp, n_sizes, samples) for every ordered pair, horizon of ``Tp`` (an int or
     a sequence), library size and sample.
@@ -128,8 +128,8 @@ def ccm(
                 depth = k
             depth = int(min(nv, depth, max(k, TABLE_BYTES // (16 * max(len(pred_t), 1)))))
             complete = depth >= nv
-            idx, dist = table(Xpad, pad, valid, pred_t, np.ones(len(pred_t), bool), Ei, tau_i,
-                              excl, depth)
+            idx, dist = series_table(table, Xpad, pad, valid, pred_t, Ei, tau_i, excl, depth,
+                                     backend, method)
             # the targets, then (target-major) their surrogates, in calls of bounded size
             Y = np.where(fin[js], X[js], 0.0)
             if n_sur:
@@ -214,7 +214,8 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     return E_tab[np.argmax(rho, axis=0)]
 
 
-def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend):
+def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
+                  method="exact"):
     """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
 
     Library points: complete finite window where ``lib_mask`` holds (t + Tp inside the data
@@ -232,12 +233,12 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     else:  # many distinct NaN patterns: the most points any target misses bounds it
         lost = np.full(len(E_set), int((~tgt_sets).sum(axis=1).max()), np.int64)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-    idx, dist = knn_tables(prep, k_list, excl, backend=backend, method="exact")
+    idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
     return idx, dist, prep.pred_t, prep.pred_ok
 
 
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None,
-         S=None, quantiles=(), keep_null=False):
+         S=None, quantiles=(), keep_null=False, method="exact"):
     """rho (N, N, nTp) and the E used per series: full-library cross-map skill of every pair,
     at every horizon of ``Tp`` (an int or a sequence).
 
@@ -307,7 +308,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     for s0 in progress(range(0, N, step)):
         libs = slice(s0, min(N, s0 + step))
         idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn,
-                                                   excl, tgt_sets, backend)
+                                                   excl, tgt_sets, backend, method)
         rows = np.arange(libs.start, libs.stop)
         for g, js in enumerate(groups):
             k = int(E_set[g]) + 1 if knn is None else int(knn)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import knn_tables
+from ..neighbors.base import knn_tables, method_name
 from ..options import get_option
 from .embed import (
     LibSpec,
@@ -119,7 +119,7 @@ def embed_dimension(
         prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
         obs = observed_at(y[sl], prep.pred_t + Tp)
         yb = finite_or_zero(y[sl])
-        if method == "exact":
+        if method_name(method) == "exact":
             preds = sweep_predict(prep, k_list, excl, yb, Tp, backend)
         else:
             idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)

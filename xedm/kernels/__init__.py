@@ -95,6 +95,10 @@ register("floyd_members", "cpu", "cpu_ccm:floyd_members")
 register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")
 register("xmap_skill", "cpu", "cpu_ccm:xmap_skill")
 register("skill_rows", "cpu", "cpu_skill:skill_rows")
+# shared by the index-based neighbour methods (xedm/neighbors/)
+register("gather_states", "cpu", "cpu_ann:gather_states")
+register("knn_rerank", "cpu", "cpu_ann:knn_rerank")
+register("knn_sorted1d", "cpu", "cpu_ann:knn_sorted1d")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")

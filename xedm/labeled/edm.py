@@ -20,7 +20,13 @@ from ..core import smap as _smap
 from ..core import validate as v
 from ..core.embed import lag_step
 from ..kernels import resolve_backend
-from ..neighbors.base import resolve_method
+from ..neighbors.base import (
+    Search,
+    check_method,
+    check_recall,
+    neighbor_attrs,
+    resolve_method,
+)
 from ..options import get_option
 from .checks import (
     PREDICTED,
@@ -91,8 +97,23 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
 
 
-def _engines(backend, neighbors, kernels: Sequence[str]):
-    return resolve_backend(backend, kernels), resolve_method(neighbors)
+def _engines(backend, neighbors, kernels: Sequence[str], recall=None, *, n_lib: int, dim: int,
+             knn: int | None, n_pred: int, sweep: bool = False):
+    """(backend, :class:`Search`): the concrete backend and neighbour method (``"auto"``:
+    the rule of :mod:`xedm.neighbors.auto`, from the sizes).  ``knn=None`` (S-map's default)
+    uses every library point: no search, so exact whatever was asked."""
+    backend = resolve_backend(backend, kernels)
+    if knn is None:
+        check_method(neighbors)
+        if recall is not None:
+            check_recall(recall)
+        return backend, Search("exact", reason="knn=None: every library point is used")
+    return backend, resolve_method(neighbors, n_lib=n_lib, dim=dim, knn=knn, n_pred=n_pred,
+                                   backend=backend, recall=recall, sweep=sweep)
+
+
+def _ncols(attrs: dict) -> int:
+    return len(attrs["columns"].split(", "))
 
 
 # ----------------------------------------------------------------------------- running
@@ -240,6 +261,7 @@ def simplex(
     dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """Simplex projection (Sugihara & May 1990): forecast by the k nearest states.
 
@@ -274,7 +296,15 @@ def simplex(
     dim : str, optional
         Time dimension.
     backend : {"auto", "cpu", "gpu"}, optional
-    neighbors : {"auto", "exact"}, optional
+    neighbors : {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}, optional
+        How neighbours are found (default: xedm's option, "auto"); see docs/neighbors.md.
+        "exact", "kdtree" and "sorted1d" (one-coordinate states) give identical tables;
+        "nndescent" and "hnsw" are approximate (``pip install "xedm[ann]"``); "ivf" needs
+        backend="gpu", not available yet.  ``attrs["neighbors"]`` records the method used.
+    neighbors_recall : float, optional
+        Target recall of approximate methods (default 0.99): their search effort is raised
+        until the recall measured against brute force on a sample of prediction points
+        reaches it; the measured value is ``attrs["neighbors_recall"]`` (1.0 when exact).
 
     Returns
     -------
@@ -296,9 +326,11 @@ def simplex(
     """
     X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"])
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
+                               neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
+                               knn=knn or E + 1, n_pred=len(pred_t))
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
     lazy = is_lazy(X, y)
     if lazy:
@@ -318,7 +350,8 @@ def simplex(
     }, lazy)
     if not lazy:
         check_predictions("simplex", results[0]["prediction"][1], X, y, dim, excl)
-    attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend, neighbors=method)
+    attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
+                 **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs)
 
 
@@ -342,6 +375,7 @@ def smap(
     dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """S-map (Sugihara 1994): locally weighted linear maps; theta sets the nonlinearity.
 
@@ -390,9 +424,11 @@ def smap(
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")
     solver, alpha = v.check_solver(solver, alpha)
     singular_values = v.check_bool("singular_values", singular_values)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"])
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
+                               neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
+                               knn=knn, n_pred=len(pred_t))
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
     lazy = is_lazy(X, y)
     if lazy:
@@ -426,7 +462,7 @@ def smap(
     if not lazy:
         check_predictions("smap", results[0]["prediction"][1], X, y, dim, excl)
     attrs.update(theta=float(thetas[0]), knn=-1 if knn is None else knn, solver=solver,
-                 alpha=alpha, backend=backend, neighbors=method)
+                 alpha=alpha, backend=backend, **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs, {"coef": coef})
 
 
@@ -450,6 +486,7 @@ def embed_dimension(
     dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """Simplex skill versus embedding dimension E = 1..E_max (or the list ``E``).
 
@@ -498,7 +535,9 @@ def embed_dimension(
         library_check(False, knn, [(int(e), tau, Tp) for e in E_list], T, spec["lib"], False,
                        fix)
     backend, method = _engines(backend, neighbors,
-                               ["simplex_sweep", "knn_sweep", "simplex_predict"])
+                               ["simplex_sweep", "knn_sweep", "simplex_predict"],
+                               neighbors_recall, n_lib=T, dim=int(E_list[-1]) * _ncols(attrs),
+                               knn=knn or int(E_list[-1]) + 1, n_pred=len(pred_t), sweep=True)
 
     def core(Xb, yb):
         res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
@@ -509,7 +548,7 @@ def embed_dimension(
     results = _apply(X, y, dim, core, _skill_over("E", len(E_list)), lazy)
     attrs.pop("E")
     attrs.update(E_max=int(E_list[-1]), knn=-1 if knn is None else knn, backend=backend,
-                 neighbors=method)
+                 **neighbor_attrs(method, lazy))
     ds = _finish(results, dim, index, None, attrs, {"E": E_list})
     if not lazy:
         check_sweep("embed_dimension", ds, "E", X, y, dim, excl)
@@ -533,6 +572,7 @@ def predict_interval(
     dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """Simplex skill versus prediction horizon Tp = 1..Tp_max (or the list ``Tp``).
 
@@ -584,7 +624,9 @@ def predict_interval(
     if lazy:
         library_check(False, knn, [(E, tau, int(tp)) for tp in Tp_list], T, spec["lib"],
                        bool(embedded), f"{fix}, a smaller E")
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
+                               neighbors_recall, n_lib=T, dim=kE * _ncols(attrs),
+                               knn=knn or E + 1, n_pred=len(pred_t))
 
     def core(Xb, yb):
         res = _simplex.predict_interval(Xb, yb, E=E, tau=tau, Tp_list=Tp_list, knn=knn,
@@ -594,7 +636,8 @@ def predict_interval(
 
     results = _apply(X, y, dim, core, _skill_over("Tp", len(Tp_list)), lazy)
     attrs.pop("Tp")
-    attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend, neighbors=method)
+    attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
+                 **neighbor_attrs(method, lazy))
     ds = _finish(results, dim, index, None, attrs, {"Tp": Tp_list})
     if not lazy:
         check_sweep("predict_interval", ds, "Tp", X, y, dim, excl)
@@ -620,6 +663,7 @@ def predict_nonlinear(
     dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """S-map skill versus theta: rising rho with theta is evidence of state-dependent
     (nonlinear) dynamics.  Distances are computed once per prediction point for every theta.
@@ -658,7 +702,9 @@ def predict_nonlinear(
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
                        "a smaller E")
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
+                               neighbors_recall, n_lib=T, dim=kE * _ncols(attrs), knn=knn,
+                               n_pred=len(pred_t))
 
     def core(Xb, yb):
         res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
@@ -668,7 +714,7 @@ def predict_nonlinear(
 
     results = _apply(X, y, dim, core, _skill_over("theta", len(thetas)), lazy)
     attrs.update(knn=-1 if knn is None else knn, solver=solver, alpha=alpha, backend=backend,
-                 neighbors=method)
+                 **neighbor_attrs(method, lazy))
     ds = _finish(results, dim, index, None, attrs, {"theta": thetas})
     if not lazy:
         check_sweep("predict_nonlinear", ds, "theta", X, y, dim, excl)

@@ -13,6 +13,7 @@ import xarray as xr
 from ..core import ccm as _ccm
 from ..core import validate as v
 from ..kernels import resolve_backend
+from ..neighbors.base import neighbor_attrs, resolve_method
 from ..stats.convergence import convergence
 from ..stats.significance import (
     DEFAULT_QUANTILES,
@@ -352,6 +353,8 @@ def ccm(
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
+    neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """Convergent cross mapping (Sugihara et al. 2012) for every ordered pair of series.
 
@@ -378,6 +381,8 @@ def ccm(
         surrogates and the bootstrap); None draws one (recorded in attrs).
     keep_samples : bool
         Also return every sample's rho as ``rho_sample`` over a ``sample`` dim.
+    neighbors, neighbors_recall : as in :func:`xedm.simplex`
+        How each library series' sorted neighbour table is built (docs/neighbors.md).
     Tp : int or list of int
         Horizon (default 0).  A list gives time-lagged (extended) CCM (Ye et al. 2015): a
         ``Tp`` dim, one table and one set of sampled libraries for every lag (a pair's
@@ -462,6 +467,9 @@ def ccm(
                               p_method)
     _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
+    search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
+                            knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
+                            backend=backend, recall=neighbors_recall)
     bar = progress_bar(progress, "ccm", n)
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
     params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, "
@@ -474,7 +482,8 @@ def ccm(
         if n_sur:
             S, _ = make_surrogates(x2d, sig["method"], n_sur, sig["seed"], **sig["options"])
         res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tps, knn=knn, excl=excl, lib_sizes=sizes,
-                       samples=samples, seed=seed, backend=backend, progress=bar, S=S)
+                       samples=samples, seed=seed, backend=backend, progress=bar, S=S,
+                       method=search)
         rho_s = res["rho"]
         mean = _ccm._nanmean(rho_s, axis=-1)
         out = [rho_s, mean, res["n_valid"]]
@@ -535,7 +544,8 @@ def ccm(
         ds = ds.squeeze("Tp", drop=True)
     ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
                     knn=-1 if knn is None else knn, samples=samples, seed=seed,
-                    backend=backend, neighbors="exact", series_dim=sdim,
+                    backend=backend, **neighbor_attrs(search, X.chunks is not None),
+                    series_dim=sdim,
                     meaning="rho(library=x, target=y) high: y causes x")
     if conv:
         ds.attrs.update(n_boot=n_boot, convergence=(
@@ -569,6 +579,8 @@ def xmap(
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
+    neighbors: str | None = None,
+    neighbors_recall: float | None = None,
 ) -> xr.Dataset:
     """All-pairs cross map at the full library: the causal map of many series.
 
@@ -627,6 +639,9 @@ def xmap(
         p-value BH needs n of the order of the number of pairs over the FDR level).
     time_dim : str, optional
         The time dim (default ``"time"``).
+    neighbors, neighbors_recall : as in :func:`xedm.simplex`
+        How the cross maps' neighbour tables are built (docs/neighbors.md); the choice of E
+        is always exact (one fused pass, no tables).
 
     Returns
     -------
@@ -695,6 +710,9 @@ def xmap(
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
     params = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
     _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
+    E_top = int(E_max) if E is None else int(np.max(Ev))
+    search = resolve_method(neighbors, n_lib=T, dim=E_top, knn=E_top + 1 if knn is None else knn,
+                            n_pred=T, backend=backend, recall=neighbors_recall)
     bar = progress_bar(progress, "xmap", n)
     nTp, nq, n_sur = len(Tps), len(sig["quantiles"]), sig["n"]
 
@@ -704,7 +722,7 @@ def xmap(
             S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
         return _ccm.xmap(x, E=None if E is None else Ev_live, E_max=E_max, tau=tau, Tp=Tps,
                          knn=knn, excl=excl, backend=backend, progress=bar, S=S,
-                         quantiles=sig["quantiles"], keep_null=keep_null)
+                         quantiles=sig["quantiles"], keep_null=keep_null, method=search)
 
     def one(x2d):
         nonlocal Ev_live
@@ -782,7 +800,8 @@ def xmap(
     ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
                     knn=-1 if knn is None else knn,
                     E_max=E_max if E is None else int(np.max(Ev)), E_chosen=int(E is None),
-                    backend=backend, neighbors="exact", series_dim=sdim,
+                    backend=backend, **neighbor_attrs(search, X.chunks is not None),
+                    series_dim=sdim,
                     meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
     if n_sur:
         ds.attrs.update(_significance_attrs(sig))

@@ -1,0 +1,265 @@
+"""Approximate neighbours on long series: the experiment of Takahashi et al. (IEEE Access 2023).
+
+Simplex (Tp = 1, knn = E + 1, leave-one-out over the whole series) of Lorenz-63 (RK4, dt =
+0.01) x at L = 2^10, 2^12, ..., 2^20 for E = 1 and E = 20, with every neighbour method:
+seconds (the public ``xedm.simplex`` call, neighbour search and prediction), recall of the
+neighbour table against exact brute force, and MAPE (mean |prediction - observed| / |observed|)
+relative to exact's.  Exact runs while its predicted time (from the previous size, x 16)
+stays under ``--exact-limit`` seconds; beyond, recall and MAPE are measured on 1,000 random
+prediction points whose exact neighbours are found by brute force.  ``--rss L`` also runs
+``auto`` at E = 20 and length 2^L in a child process and reports its peak resident memory.
+
+Run (long: use the CPU lock on shared machines)::
+
+    flock /tmp/xedm-cpu.lock python benchmarks/ann.py --out benchmarks/results/ann.json
+    python benchmarks/ann.py --table benchmarks/results/ann.json   # the table again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import xedm
+from xedm.core import simplex as core_simplex
+from xedm.core.embed import LibSpec, prepare
+from xedm.kernels import get_kernel
+from xedm.neighbors.base import exact_rows
+
+METHODS = ("exact", "kdtree", "sorted1d", "nndescent", "hnsw", "auto")
+SAMPLE = 1000
+
+
+def lorenz_x(L: int) -> np.ndarray:
+    return xedm.datasets.lorenz63(L).x
+
+
+class Capture:
+    """Keeps the neighbour table the simplex call computed (wraps core.simplex.knn_tables)."""
+
+    def __init__(self):
+        self.table = None
+        self.orig = core_simplex.knn_tables
+
+    def __call__(self, *args, **kwargs):
+        self.table = self.orig(*args, **kwargs)
+        return self.table
+
+    def __enter__(self):
+        core_simplex.knn_tables = self
+        return self
+
+    def __exit__(self, *exc):
+        core_simplex.knn_tables = self.orig
+
+
+def hits(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+    """Exact neighbours (rows of b, -1 = none) found in rows of a: (found, sought)."""
+    found = 0
+    for s in range(0, len(a), 65536):
+        aa, bb = a[s : s + 65536], b[s : s + 65536]
+        eq = (aa[:, :, None] == bb[:, None, :]) & (bb[:, None, :] >= 0)
+        found += int(eq.any(axis=1).sum())
+    return found, int((b >= 0).sum())
+
+
+def mape(pred, obs) -> float:
+    ok = np.isfinite(pred) & np.isfinite(obs) & (obs != 0)
+    return float(np.mean(np.abs(pred[ok] - obs[ok]) / np.abs(obs[ok])))
+
+
+def run_case(x, L: int, E: int, method: str, exact: dict | None, rng) -> dict:
+    with Capture() as cap:
+        t0 = time.perf_counter()
+        res = xedm.simplex(x, E=E, neighbors=method)
+        sec = time.perf_counter() - t0
+    idx = cap.table[0][0, 0] if cap.table is not None else None
+    pred = res.prediction.values
+    obs = res.observed.values
+    row = {"L": L, "E": E, "method": method, "seconds": sec,
+           "used": res.attrs["neighbors"], "recall_attr": res.attrs["neighbors_recall"]}
+    if exact is not None and "idx" in exact:  # the whole table against exact's
+        if idx is None:  # exact's own fused path: same tables
+            row["recall"] = 1.0
+        else:
+            f, n = hits(idx, exact["idx"])
+            row["recall"] = f / n
+        row["mape"] = mape(pred, obs)
+        row["mape_exact"] = exact["mape"]
+        row["reference"] = "all rows"
+    else:  # a sample of rows against brute force for those rows
+        s = exact["sample"]
+        if idx is None:
+            row["recall"] = 1.0
+        else:
+            f, n = hits(idx[s["rows"]], s["idx"])
+            row["recall"] = f / n
+        row["mape"] = mape(pred[s["rows"]], obs[s["rows"]])
+        row["mape_exact"] = s["mape"]
+        row["reference"] = f"{len(s['rows'])} sampled rows"
+    row["mape_rel"] = row["mape"] / row["mape_exact"] - 1.0
+    return row
+
+
+def exact_sample(x, E: int, rng) -> dict:
+    """Brute-force neighbours and predictions of SAMPLE random prediction rows."""
+    v = x.values
+    prep = prepare(v[None, None], v[None], np.array([E]), 1, 1, LibSpec.whole(len(v)),
+                   np.ones(len(v), bool), False)
+    rows = np.sort(rng.choice(len(prep.pred_t), SAMPLE, replace=False))
+    k = E + 1
+    idx, dist = exact_rows(prep, 0, 0, rows, k, 0)
+    y = np.where(np.isfinite(v), v, 0.0)[None]
+    pred = get_kernel("simplex_predict", "cpu")(idx[None], dist[None], prep.lib_ok[0], y,
+                                                np.full(1, k), 1)[0]
+    obs = v[np.minimum(prep.pred_t[rows] + 1, len(v) - 1)]
+    obs = np.where(prep.pred_t[rows] + 1 < len(v), obs, np.nan)
+    return {"rows": rows, "idx": idx, "mape": mape(pred, obs)}
+
+
+def peak_rss(log2L: int) -> dict:
+    code = (
+        "import resource, time, xedm\n"
+        f"x = xedm.datasets.lorenz63(2**{log2L}).x\n"
+        "t = time.perf_counter(); r = xedm.simplex(x, E=20, neighbors='auto')\n"
+        "print(time.perf_counter() - t, r.attrs['neighbors'], "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return {"L": 2**log2L, "E": 20, "method": "auto", "seconds": float(out[0]),
+            "used": out[1], "peak_rss_gb": int(out[2]) / 2**20}
+
+
+def table(doc: dict) -> str:
+    order = {m: i for i, m in enumerate(METHODS)}
+    doc = dict(doc, rows=sorted(doc["rows"], key=lambda r: (r["E"], r["L"],
+                                                             order.get(r["method"], 99))))
+    lines = ["| L | E | method (used) | seconds | recall | MAPE | MAPE vs exact | reference |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        lines.append(
+            f"| 2^{int(np.log2(r['L']))} | {r['E']} | {r['method']} ({r['used']}) | "
+            f"{r['seconds']:.3g} | {r['recall']:.4f} | {r['mape']:.4g} | "
+            f"{100 * r['mape_rel']:+.2f}% | {r['reference']} |")
+    for r in doc.get("rss", []):
+        lines.append(f"\nPeak RSS, auto at L = 2^{int(np.log2(r['L']))}, E = 20: "
+                     f"{r['peak_rss_gb']:.2f} GiB ({r['seconds']:.1f} s, {r['used']})")
+    return "\n".join(lines)
+
+
+def pivot(doc: dict) -> str:
+    """The README's table: seconds (recall) per method, one line per (E, L)."""
+    head = "| E | L | " + " | ".join(METHODS) + " | auto used | auto MAPE vs exact |"
+    lines = [head, "|" + "---|" * (len(METHODS) + 4)]
+    cells: dict[tuple, dict] = {}
+    for r in doc["rows"]:
+        cells.setdefault((r["E"], r["L"]), {})[r["method"]] = r
+    for (E, L), row in sorted(cells.items()):
+        out = []
+        for m in METHODS:
+            r = row.get(m)
+            if r is None:
+                out.append("–")
+            else:
+                note = "" if r["used"] == m or m == "auto" else f" [{r['used']}]"
+                out.append(f"{r['seconds']:.3g} s ({r['recall']:.4f}){note}")
+        a = row.get("auto")
+        lines.append(f"| {E} | 2^{int(np.log2(L))} | " + " | ".join(out) + " | "
+                     + (f"{a['used']} | {100 * a['mape_rel']:+.2f}% ({a['reference']})"
+                        if a else "– | –") + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log2", type=int, nargs="+", default=[10, 12, 14, 16, 18, 20])
+    ap.add_argument("--E", type=int, nargs="+", default=[1, 20])
+    ap.add_argument("--methods", nargs="+", default=list(METHODS))
+    ap.add_argument("--exact-limit", type=float, default=600.0)
+    ap.add_argument("--slow-limit", type=float, default=900.0,
+                    help="skip a non-exact method whose predicted time (x 5 per size) exceeds it")
+    ap.add_argument("--rss", type=int, nargs="*", default=[])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--append", action="store_true", help="add rows to an existing --out")
+    ap.add_argument("--table", default=None, help="print the table of a JSON file and exit")
+    ap.add_argument("--pivot", action="store_true", help="with --table: the README's table")
+    args = ap.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            doc = json.load(f)
+        print(pivot(doc) if args.pivot else table(doc))
+        return 0
+    doc = {"machine": platform.processor() or platform.machine(), "python": sys.version.split()[0],
+           "xedm": xedm.__version__, "rows": [], "rss": []}
+    if args.append and args.out:
+        with open(args.out) as f:
+            doc = json.load(f)
+    x0 = lorenz_x(64)
+    for E in args.E:  # compile every kernel outside the timings
+        for m in args.methods:
+            if m == "sorted1d" and E != 1:
+                continue
+            xedm.simplex(x0, E=min(E, 5) if E > 1 else 1, neighbors=m)
+    last: dict[tuple, float] = {}
+    for E in args.E:
+        for lg in args.log2:
+            L = 2**lg
+            x = lorenz_x(L)
+            rng = np.random.default_rng(lg)
+            exact = None
+            predicted = last.get((E, "exact"), 0.0) * 16
+            if "exact" in args.methods and predicted <= args.exact_limit:
+                with Capture() as cap:
+                    t0 = time.perf_counter()
+                    res = xedm.simplex(x, E=E, neighbors="exact")
+                    sec = time.perf_counter() - t0
+                exact = {"idx": cap.table[0][0, 0], "mape": mape(res.prediction.values,
+                                                               res.observed.values)}
+                last[(E, "exact")] = sec
+                row = {"L": L, "E": E, "method": "exact", "seconds": sec, "used": "exact",
+                       "recall_attr": 1.0, "recall": 1.0, "mape": exact["mape"],
+                       "mape_exact": exact["mape"], "mape_rel": 0.0, "reference": "all rows"}
+            else:
+                exact = {"sample": exact_sample(x, E, rng)}
+                row = None
+            if row:
+                doc["rows"] = [r for r in doc["rows"]
+                               if (r["L"], r["E"], r["method"]) != (L, E, "exact")]
+                doc["rows"].append(row)
+                print(table({"rows": [row]}).splitlines()[-1], flush=True)
+            for m in args.methods:
+                if m == "exact" or (m == "sorted1d" and E != 1):
+                    continue
+                if last.get((E, m), 0.0) * 5 > args.slow_limit:
+                    print(f"skip {m} at L=2^{lg}, E={E}: predicted too slow", flush=True)
+                    continue
+                row = run_case(x, L, E, m, exact, rng)
+                last[(E, m)] = row["seconds"]
+                # --append: a new row replaces the old one of the same (L, E, method)
+                doc["rows"] = [r for r in doc["rows"]
+                               if (r["L"], r["E"], r["method"]) != (L, E, m)]
+                doc["rows"].append(row)
+                print(table({"rows": [row]}).splitlines()[-1], flush=True)
+            if args.out:
+                with open(args.out, "w") as f:
+                    json.dump(doc, f, indent=1)
+    for lg in args.rss:
+        doc["rss"] = [r for r in doc["rss"] if r["L"] != 2**lg]
+        doc["rss"].append(peak_rss(lg))
+        print(table({"rows": [], "rss": doc["rss"][-1:]}), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    print(table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
