@@ -79,7 +79,9 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
             )
         if not gpu_available():
             raise ValueError(
-                "backend='gpu' needs CuPy and an NVIDIA GPU; install xedm[gpu] or use backend='cpu'"
+                "backend='gpu' needs CuPy and an NVIDIA GPU: install the gpu extra with "
+                'pip install "xedm[gpu]" (CUDA 12; on CUDA 13: pip install cupy-cuda13x), '
+                "or use backend='cpu'"
             )
     return backend
 
@@ -95,6 +97,14 @@ register("floyd_members", "cpu", "cpu_ccm:floyd_members")
 register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")
 register("xmap_skill", "cpu", "cpu_ccm:xmap_skill")
 register("skill_rows", "cpu", "cpu_skill:skill_rows")
+# their GPU twins (CuPy; tests/test_edm_gpu.py): backend="auto" picks the GPU for a function
+# only when every kernel it needs has one
+register("knn_sweep", "gpu", "gpu_knn:knn_sweep")
+register("knn_single", "gpu", "gpu_knn:knn_single")
+register("simplex_predict", "gpu", "gpu_predict:simplex_predict")
+register("simplex_sweep", "gpu", "gpu_predict:simplex_sweep")
+register("skill_rows", "gpu", "gpu_predict:skill_rows")
+register("xmap_skill", "gpu", "gpu_ccm:xmap_skill")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
