@@ -143,10 +143,10 @@ def bench_simplex(args, rows):
             print(f"simplex L={L} E={E}", flush=True)
             rep = args.repeat if L <= 2**17 else 1
             row["xedm_gpu_kernel"], _ = timed(simplex_kernel(x, E), rep)
-            row["xedm_gpu"], g = timed(lambda: xedm.simplex(x, E, backend="gpu"), rep)
+            row["xedm_gpu"], g = timed(lambda x=x, E=E: xedm.simplex(x, E, backend="gpu"), rep)
             est = cpu_rate.get(E, 0.0) * L * L
             if est < args.cpu_limit:
-                row["xedm_cpu"], c = timed(lambda: xedm.simplex(x, E, backend="cpu"), 1,
+                row["xedm_cpu"], c = timed(lambda x=x, E=E: xedm.simplex(x, E, backend="cpu"), 1,
                                            gpu=False)
                 cpu_rate[E] = row["xedm_cpu"] / (L * L)
                 row["max_abs_diff_prediction"] = float(np.nanmax(abs(
@@ -185,9 +185,11 @@ def bench_xmap(args, rows):
         ds = xedm.datasets.many_series(N, L, seed=0)
         row = {"case": "xmap", "N": N, "L": L, "E": 3}
         print(f"xmap N={N} L={L}", flush=True)
-        row["xedm_gpu"], g = timed(lambda: ds.x.edm.xmap(dim="series", E=3, backend="gpu"), 1)
+        row["xedm_gpu"], g = timed(lambda ds=ds: ds.x.edm.xmap(dim="series", E=3, backend="gpu"),
+                                    1)
         if L <= 1000 or args.quick:
-            row["xedm_cpu"], c = timed(lambda: ds.x.edm.xmap(dim="series", E=3, backend="cpu"),
+            row["xedm_cpu"], c = timed(lambda ds=ds: ds.x.edm.xmap(dim="series", E=3,
+                                                                      backend="cpu"),
                                        1, gpu=False)
             row["max_abs_diff_rho"] = float(np.nanmax(abs(g.rho.values - c.rho.values)))
         print("  ", row, flush=True)

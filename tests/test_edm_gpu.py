@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import xedm
 from xedm.kernels import get_kernel, gpu_available
 
 pytestmark = [
@@ -293,3 +292,79 @@ def test_auto_picks_gpu_and_records_it():
     da = _data(4, n=2)
     out = da.edm.simplex(E=2)
     assert out.attrs["backend"] == "gpu"
+
+
+# ---- ccm: deep sorted tables and sampled-library skill ------------------------------------
+
+def _ccm_problem(seed, T=220):
+    r = np.random.default_rng(seed)
+    E = int(r.integers(1, 4))
+    tau = int(r.integers(1, 3))
+    excl = int(r.choice([0, 2]))
+    x = runs_series(seed, T, 8, 1, 3)[0]
+    pad = E * tau
+    Xpad = np.zeros((1, pad + T))
+    Xpad[0, pad:] = np.where(np.isfinite(x), x, 0.0)
+    lib_ok = np.zeros(T, bool)
+    lib_ok[naive.library_points(x[None], x, E, tau, 1, [(0, T - 1)])] = True
+    pred_t = np.array([t for t in range(T) if naive.state(x[None], t, E, tau) is not None],
+                      np.int64)
+    return r, x, E, tau, excl, pad, Xpad, lib_ok, pred_t
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sorted_table_equals_cpu_and_naive(seed):
+    _, x, E, tau, excl, pad, Xpad, lib_ok, pred_t = _ccm_problem(seed)
+    ok = np.ones(len(pred_t), bool)
+    for depth in (1, 7, 64, 65, 150, 500):  # the fused kNN kernel, then whole sorted rows
+        ci, cd = _cpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        gi, gd = _gpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        np.testing.assert_array_equal(gi, ci)
+        np.testing.assert_array_equal(gd, cd)
+        ref_idx, ref_dist = naive.knn_table(x[None], lib_ok, pred_t, E, tau, depth, excl)
+        assert_tables(gi, gd, ref_idx, ref_dist, f"sorted_table depth={depth}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ccm_skill_equals_cpu(seed):
+    r, x, E, tau, excl, pad, Xpad, lib_ok, pred_t = _ccm_problem(seed)
+    T = len(x)
+    ok = np.ones(len(pred_t), bool)
+    fin = np.isfinite(x)
+    Y = np.stack([np.where(fin, x, 0.0), np.sin(np.arange(T)) * 1e5, r.standard_normal(T)])
+    members = (r.random((9, T)) < [[0.05], [0.2], [0.5], [1.0]] * 2 + [[0.3]]) & lib_ok
+    for depth, complete in ((12, False), (T, True)):
+        idx, dist = _cpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        for Tp in (0, 1, -1):
+            obs_ok = np.stack([(pred_t + Tp >= 0) & (pred_t + Tp < T)] * 3)
+            obs_ok[0] &= fin[np.clip(pred_t + Tp, 0, T - 1)]
+            args = (idx, dist, members, Y, obs_ok, E + 1, Tp, Xpad, pad, E, tau, excl, pred_t,
+                    complete)
+            a = _cpu("ccm_skill")(*args)
+            b = _gpu("ccm_skill")(*args)
+            np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
+
+
+def test_public_ccm_gpu():
+    da = _data(5, n=2, T=250)
+    for kw in (dict(E=3, lib_sizes=[20, 60, 240], samples=8, seed=1),
+               dict(E=2, lib_sizes=[30, 100], samples=5, seed=2, Tp=[-1, 0],
+                    exclusion_radius=2)):
+        a = da.edm.ccm(dim="unit", backend="gpu", **kw)
+        b = da.edm.ccm(dim="unit", backend="cpu", **kw)
+        _same(a, b)
+
+
+@pytest.mark.parametrize("depth_factor", [3, 0])
+def test_public_ccm_gpu_matches_naive(monkeypatch, depth_factor):
+    # depth_factor 0 leaves tables 16 deep: most rows take the direct search on the GPU too
+    monkeypatch.setattr("xedm.core.ccm.DEPTH_FACTOR", depth_factor)
+    r = np.random.default_rng(8)
+    x = np.round(np.cumsum(r.standard_normal(200)), 0)  # ties
+    y = np.sin(np.arange(200) * 0.37) + 0.1 * r.standard_normal(200)
+    da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
+    out = da.edm.ccm(dim="var", lib_sizes=[15, 60], E=3, samples=3, seed=4, keep_samples=True,
+                     exclusion_radius=1, backend="gpu")
+    ref = naive.ccm_pair(x, y, 3, [15, 60], 3, 4, excl=1)
+    np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
+                               rtol=1e-9)

@@ -105,6 +105,8 @@ register("simplex_predict", "gpu", "gpu_predict:simplex_predict")
 register("simplex_sweep", "gpu", "gpu_predict:simplex_sweep")
 register("skill_rows", "gpu", "gpu_predict:skill_rows")
 register("xmap_skill", "gpu", "gpu_ccm:xmap_skill")
+register("sorted_table", "gpu", "gpu_ccm:sorted_table")
+register("ccm_skill", "gpu", "gpu_ccm:ccm_skill")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")

@@ -140,7 +140,8 @@ extern "C" __global__ void knn_scan(
     for ie in range(nE):
         k = int(k_list[ie])
         o = int(offs[ie])
-        a(f"    {{ const long long base = ((((long long)s * {nE} + {ie}) * B + b) * P + pi) * {kmax};\n")
+        a(f"    {{ const long long base = "
+          f"((((long long)s * {nE} + {ie}) * B + b) * P + pi) * {kmax};\n")
         a(f"      for (int j = 0; j < {kmax}; ++j) {{\n")
         a(f"        part_d[base + j] = j < {k} ? kd[{o} + j] : CUDART_INF;\n")
         a(f"        part_q[base + j] = j < {k} ? kq[{o} + j] : -1; }} }}\n")
@@ -224,7 +225,7 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
 
     E_list = [int(e) for e in np.asarray(E_list).tolist()]
     k_list = [int(k) for k in np.asarray(k_list).tolist()]
-    if any(b <= a for a, b in zip(E_list, E_list[1:])):
+    if any(b <= a for a, b in zip(E_list, E_list[1:], strict=False)):
         raise ValueError("E_list must be strictly ascending")
     nE = len(E_list)
     X = cp.ascontiguousarray(cp.asarray(Xpad, dtype=cp.float64))
