@@ -220,7 +220,6 @@ def _same(a, b):
 
 
 def _data(seed=0, n=3, T=300, nan=True):
-    r = np.random.default_rng(seed)
     X = np.stack([runs_series(seed + i, T, 12, 1, 4 if nan else 0)[0] for i in range(n)])
     return xr.DataArray(X, dims=("unit", "time"), coords={"unit": list("abcdefgh"[:n])})
 
