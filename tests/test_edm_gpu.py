@@ -287,10 +287,15 @@ def test_public_xmap_gpu():
     np.testing.assert_allclose(got, ref, rtol=1e-9)
 
 
-def test_auto_picks_gpu_and_records_it():
-    da = _data(4, n=2)
-    out = da.edm.simplex(E=2)
-    assert out.attrs["backend"] == "gpu"
+def test_auto_picks_gpu_for_large_work_and_records_it():
+    from xedm.kernels import GPU_MIN_WORK
+
+    da = _data(4, n=2)  # 2 x 300 x 300 pairs: small, the CPU
+    assert da.edm.simplex(E=2).attrs["backend"] == "cpu"
+    x = xr.DataArray(np.sin(np.arange(int(GPU_MIN_WORK**0.5)) * 0.1), dims="time")
+    a = x.edm.simplex(E=2)
+    assert a.attrs["backend"] == "gpu"
+    _same(a, x.edm.simplex(E=2, backend="cpu"))
 
 
 # ---- ccm: deep sorted tables and sampled-library skill ------------------------------------

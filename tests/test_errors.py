@@ -89,6 +89,19 @@ def test_gpu_backend_is_clear_error_without_kernels():
         xedm.smap(x, 2, backend="gpu")
 
 
+def test_auto_backend_rule(monkeypatch):
+    # "auto": the GPU only with twins for every kernel, a device, and work >= GPU_MIN_WORK
+    import xedm.kernels as K
+
+    monkeypatch.setattr(K, "gpu_available", lambda: True)
+    need = ["knn_sweep", "simplex_predict"]
+    assert K.resolve_backend("auto", need, K.GPU_MIN_WORK) == "gpu"
+    assert K.resolve_backend("auto", need, K.GPU_MIN_WORK - 1) == "cpu"
+    assert K.resolve_backend("auto", ["knn_sweep", "smap_predict"], 2**40) == "cpu"
+    monkeypatch.setattr(K, "gpu_available", lambda: False)
+    assert K.resolve_backend("auto", need, 2**40) == "cpu"
+
+
 def test_inputs_not_modified():
     data = np.sin(np.arange(60.0))
     data[[5, 30]] = np.nan

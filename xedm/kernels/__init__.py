@@ -8,12 +8,14 @@ or CuPy.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
 # name -> {backend: "module:function"}
 _REGISTRY: dict[str, dict[str, str]] = {}
 _LOADED: dict[tuple[str, str], Callable[..., Any]] = {}  # imported kernels, by (name, backend)
+_log = logging.getLogger("xedm")
 
 
 def register(name: str, backend: str, target: str) -> None:
@@ -56,11 +58,23 @@ def gpu_available() -> bool:
         return False
 
 
-def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = ()) -> str:
+# backend="auto" takes the GPU for EDM work of at least this many (prediction x library
+# point x column) pairs: below it the host's work and the launches cost more than the GPU
+# saves (H100 vs 16 cores, benchmarks/results/gpu_h100.json: at L = 2^14 one series is
+# 3.6x faster on the GPU, and at L = 2^12 both take about a millisecond)
+GPU_MIN_WORK = 2**26
+
+
+def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = (),
+                    work: int | None = None) -> str:
     """Turn ``"auto"`` into a concrete backend.
 
-    Rule: "gpu" when CuPy sees a device and every kernel in ``kernels`` has a GPU twin, else
-    "cpu".  An explicit "gpu" without a device or without the kernels is a clear error.
+    Rule: "gpu" when every kernel in ``kernels`` has a GPU twin, CuPy sees a device and the
+    problem is large enough to pay (``work``, the number of (prediction, library point,
+    column) pairs, at least ``GPU_MIN_WORK``; no ``work`` given: any size), else "cpu".  The
+    choice is logged (logger "xedm", debug) and recorded by the callers in
+    ``attrs["backend"]``.  An explicit "gpu" without a device or without the kernels is a
+    clear error naming the ``gpu`` extra.
     """
     from ..options import get_option
 
@@ -69,7 +83,11 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
         raise ValueError(f"backend={backend!r} is invalid; choose 'auto', 'cpu' or 'gpu'")
     has_gpu_kernels = all("gpu" in _REGISTRY.get(k, {}) for k in kernels)
     if backend == "auto":
-        return "gpu" if has_gpu_kernels and gpu_available() else "cpu"
+        large = work is None or work >= GPU_MIN_WORK
+        pick = "gpu" if has_gpu_kernels and large and gpu_available() else "cpu"
+        _log.debug("backend='auto' -> %r (GPU kernels: %s, work %s, GPU_MIN_WORK %d)", pick,
+                   has_gpu_kernels, work, GPU_MIN_WORK)
+        return pick
     if backend == "gpu":
         if not has_gpu_kernels:
             missing = [k for k in kernels if "gpu" not in _REGISTRY.get(k, {})]

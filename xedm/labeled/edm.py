@@ -91,8 +91,11 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
     return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
 
 
-def _engines(backend, neighbors, kernels: Sequence[str]):
-    return resolve_backend(backend, kernels), resolve_method(neighbors)
+def _engines(backend, neighbors, kernels: Sequence[str], X=None, index=None):
+    """Backend and neighbour method; ``backend="auto"`` weighs the work, (series x columns x
+    time) x time pairs, against :data:`xedm.kernels.GPU_MIN_WORK`."""
+    work = None if X is None else int(X.size) * len(index)
+    return resolve_backend(backend, kernels, work), resolve_method(neighbors)
 
 
 # ----------------------------------------------------------------------------- running
@@ -296,7 +299,8 @@ def simplex(
     """
     X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"], X,
+                               index)
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
@@ -390,7 +394,7 @@ def smap(
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")
     solver, alpha = v.check_solver(solver, alpha)
     singular_values = v.check_bool("singular_values", singular_values)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"], X, index)
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
@@ -498,7 +502,7 @@ def embed_dimension(
         library_check(False, knn, [(int(e), tau, Tp) for e in E_list], T, spec["lib"], False,
                        fix)
     backend, method = _engines(backend, neighbors,
-                               ["simplex_sweep", "knn_sweep", "simplex_predict"])
+                               ["simplex_sweep", "knn_sweep", "simplex_predict"], X, index)
 
     def core(Xb, yb):
         res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
@@ -584,7 +588,8 @@ def predict_interval(
     if lazy:
         library_check(False, knn, [(E, tau, int(tp)) for tp in Tp_list], T, spec["lib"],
                        bool(embedded), f"{fix}, a smaller E")
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"], X,
+                               index)
 
     def core(Xb, yb):
         res = _simplex.predict_interval(Xb, yb, E=E, tau=tau, Tp_list=Tp_list, knn=knn,
@@ -658,7 +663,7 @@ def predict_nonlinear(
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
                        "a smaller E")
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"])
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"], X, index)
 
     def core(Xb, yb):
         res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
