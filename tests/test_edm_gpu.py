@@ -372,3 +372,11 @@ def test_public_ccm_gpu_matches_naive(monkeypatch, depth_factor):
     ref = naive.ccm_pair(x, y, 3, [15, 60], 3, 4, excl=1)
     np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
                                rtol=1e-9)
+
+
+def test_cli_demo_gpu(tmp_path, capsys):
+    # embed_dimension, simplex and ccm on the GPU; S-map (no GPU kernel yet) on the CPU
+    from xedm.cli import main
+
+    assert main(["demo", "--backend", "gpu", "--out", str(tmp_path / "d.png"), "-q"]) == 0
+    assert "S-map ran on the CPU" in capsys.readouterr().out

@@ -59,10 +59,11 @@ def gpu_available() -> bool:
 
 
 # backend="auto" takes the GPU for EDM work of at least this many (prediction x library
-# point x column) pairs: below it the host's work and the launches cost more than the GPU
-# saves (H100 vs 16 cores, benchmarks/results/gpu_h100.json: at L = 2^14 one series is
-# 3.6x faster on the GPU, and at L = 2^12 both take about a millisecond)
-GPU_MIN_WORK = 2**26
+# point x column) pairs, one series of L = 4,096: there simplex took 3.4 ms on an H100
+# against 8.4 ms on its 16 cores (benchmarks/results/gpu_h100.json), and below it every
+# call takes milliseconds either way while a kernel's first compilation (NVRTC, about a
+# second, then cached on disk by CuPy) would dominate
+GPU_MIN_WORK = 2**24
 
 
 def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = (),
@@ -98,7 +99,7 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
         if not gpu_available():
             raise ValueError(
                 "backend='gpu' needs CuPy and an NVIDIA GPU: install the gpu extra with "
-                'pip install "xedm[gpu]" (CUDA 12; on CUDA 13: pip install cupy-cuda13x), '
+                'pip install "xedm[gpu]" (CUDA 12; on CUDA 13: pip install "xedm[gpu-cuda13]"), '
                 "or use backend='cpu'"
             )
     return backend
