@@ -16,6 +16,7 @@ Rows (same data for every tool in one run):
   write: float32 ``torch.cdist`` + ``torch.topk`` over blocks of 4,096 queries, self
   excluded, exact simplex weights in float64 (it is not tie-exact: float32 distances).
 - ``embed_dimension``: E = 1..20 at L = 2^16, one fused sweep.
+- ``smap``: E = 20, theta = 2, every library point a neighbour, L = 1,000 and 10,000.
 - ``xmap``: all pairs of N series of length L (``xedm.datasets.many_series``), E = 3 for all,
   backend gpu and cpu (the CPU where it fits ``--cpu-limit``).
 
@@ -182,6 +183,25 @@ def bench_embed(args, rows):
     rows.append(row)
 
 
+def bench_smap(args, rows):
+    sizes = [1000, 10000] if not args.quick else [500]
+    for L in sizes:
+        x = series(L)
+        row = {"case": "smap", "L": L, "E": 20, "theta": 2.0}
+        print(f"smap L={L}", flush=True)
+        row["xedm_gpu"], g = timed(lambda x=x: xedm.smap(x, 20, theta=2.0, backend="gpu"),
+                                   args.repeat)
+        row["xedm_cpu"], c = timed(lambda x=x: xedm.smap(x, 20, theta=2.0, backend="cpu"), 1,
+                                   gpu=False)
+        b = np.abs(c.prediction.values)
+        row["max_rel_diff_prediction"] = float(np.nanmax(abs(g.prediction.values
+                                                             - c.prediction.values))
+                                               / np.nanmax(b))
+        row["rho_gpu"], row["rho_cpu"] = float(g.rho), float(c.rho)
+        print("  ", row, flush=True)
+        rows.append(row)
+
+
 def bench_xmap(args, rows):
     sizes = [(1000, 1000), (1000, 10000)] if not args.quick else [(20, 500)]
     for N, L in sizes:
@@ -206,14 +226,15 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cpu-limit", type=float, default=60.0)
     ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--cases", default="simplex,embed,xmap")
+    ap.add_argument("--cases", default="simplex,embed,smap,xmap")
     ap.add_argument("--sizes", default="", help="simplex L values, comma separated")
     args = ap.parse_args(argv)
     xedm.set_options(progress=False)
     rows = []
     result = {"machine": machine(), "rows": rows, "argv": sys.argv[1:]}
     cases = args.cases.split(",")
-    for name, fn in (("simplex", bench_simplex), ("embed", bench_embed), ("xmap", bench_xmap)):
+    for name, fn in (("simplex", bench_simplex), ("embed", bench_embed), ("smap", bench_smap),
+                     ("xmap", bench_xmap)):
         if name in cases:
             try:
                 fn(args, rows)

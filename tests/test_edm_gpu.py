@@ -6,8 +6,12 @@ Tolerances, per operation:
 - neighbour tables (knn_sweep, knn_single): indices and their order EQUAL to the CPU's, and
   distances equal bit for bit (the same float64 sums in the same order, no FMA); against
   naive.knn_table, indices equal and distances to 1e-12;
-- predictions (simplex_predict, simplex_sweep) and skills (skill_rows, xmap_skill): to
-  rtol 1e-12 of the CPU's (only ``exp`` rounds differently: CUDA's is within 1 ulp);
+- predictions (simplex_predict, simplex_sweep) and skills (skill_rows, xmap_skill,
+  ccm_skill): to rtol 1e-12 of the CPU's (only ``exp`` rounds differently: CUDA's is within
+  1 ulp);
+- S-map (smap_predict): predictions, coefficients and singular values within 1e-9 of the
+  largest |value| of the CPU's (the same Householder QR, its dot products summed in another
+  order, and the rounding amplified by each local fit's conditioning);
 - public functions with backend="gpu": equal to backend="cpu" to rtol 1e-12 and to naive as
   the CPU tests ask (1e-9).
 
@@ -375,8 +379,68 @@ def test_public_ccm_gpu_matches_naive(monkeypatch, depth_factor):
 
 
 def test_cli_demo_gpu(tmp_path, capsys):
-    # embed_dimension, simplex and ccm on the GPU; S-map (no GPU kernel yet) on the CPU
     from xedm.cli import main
 
     assert main(["demo", "--backend", "gpu", "--out", str(tmp_path / "d.png"), "-q"]) == 0
-    assert "S-map ran on the CPU" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "S-map ran on the CPU" not in out and "figure written" in out
+
+
+# ---- S-map: batched weighted least squares -----------------------------------------------
+
+def _close(a, b, rtol=1e-9):
+    """Equal NaN patterns and |a - b| <= rtol * max |b| (the local fits' rounding scales with
+    the largest value of a result, not with each entry)."""
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    scale = np.nanmax(np.abs(b)) if np.isfinite(b).any() else 1.0
+    np.testing.assert_allclose(a, b, rtol=0, atol=rtol * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(E=3, theta=2.0),
+    dict(E=2, theta=0.0, Tp=-2, exclusion_radius=3),
+    dict(E=4, theta=1.0, knn=9),
+    dict(E=3, theta=2.0, knn=3),  # fewer neighbours than unknowns: the CPU's lstsq
+    dict(E=2, theta=3.0, solver="ridge", alpha=0.5, singular_values=True),
+    dict(E=1, theta=8.0, columns=["x", "z"], target="z"),
+    dict(columns=["x", "z"], target="x", embedded=True, theta=1.5, singular_values=True),
+])
+def test_public_smap_gpu_equals_cpu(kw):
+    r = np.random.default_rng(0)
+    T = 200
+    x = np.sin(np.arange(T) * 0.3) + 0.3 * r.standard_normal(T)
+    x[[20, 21, 70]] = np.nan
+    z = np.round(np.cumsum(r.standard_normal(T)), 0)  # ties and rank-deficient local fits
+    ds = xr.Dataset({"x": ("time", x * 1e3), "z": ("time", z)})
+    kw = {"columns": "x", "target": "x", **kw}
+    a = ds.edm.smap(backend="gpu", **kw)
+    b = ds.edm.smap(backend="cpu", **kw)
+    assert a.attrs["backend"] == "gpu"
+    for name in b.data_vars:
+        _close(a[name].values, b[name].values)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_smap_gpu_runs_of_equal_values_and_naive(seed):
+    # constant runs make many local designs rank deficient: the minimum-norm SVD path
+    x = runs_series(seed, 220, 10, 1, 3)[0]
+    da = xr.DataArray(x, dims="time")
+    for kw in (dict(E=3, theta=2.0), dict(E=2, theta=0.0, knn=6),
+               dict(E=3, theta=4.0, solver="ridge", alpha=1e-3)):
+        a = da.edm.smap(backend="gpu", **kw)
+        b = da.edm.smap(backend="cpu", **kw)
+        for name in ("prediction", "coefficients"):
+            _close(a[name].values, b[name].values)
+    ref = naive.smap(x[None], x, 3, theta=2.0)
+    got = da.edm.smap(E=3, theta=2.0, backend="gpu")
+    np.testing.assert_allclose(got.prediction.values, ref["prediction"], rtol=1e-6, atol=1e-9)
+
+
+def test_predict_nonlinear_gpu():
+    da = _data(6, n=2)
+    a = da.edm.predict_nonlinear(E=3, backend="gpu")
+    b = da.edm.predict_nonlinear(E=3, backend="cpu")
+    _same(a, b)
+    x = da.values[0]
+    ref = naive.predict_nonlinear(x[None], x, 3, a.theta.values)
+    np.testing.assert_allclose(a.rho.isel(unit=0).values, ref, rtol=1e-6)

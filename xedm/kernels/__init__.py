@@ -126,6 +126,7 @@ register("skill_rows", "gpu", "gpu_predict:skill_rows")
 register("xmap_skill", "gpu", "gpu_ccm:xmap_skill")
 register("sorted_table", "gpu", "gpu_ccm:sorted_table")
 register("ccm_skill", "gpu", "gpu_ccm:ccm_skill")
+register("smap_predict", "gpu", "gpu_smap:smap_predict")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
