@@ -300,6 +300,7 @@ def test_auto_picks_gpu_for_large_work_and_records_it():
     a = x.edm.simplex(E=2)
     assert a.attrs["backend"] == "gpu"
     _same(a, x.edm.simplex(E=2, backend="cpu"))
+    assert x.edm.smap(E=2).attrs["backend"] == "cpu"  # AUTO_CPU_ONLY: measured slower
 
 
 # ---- ccm: deep sorted tables and sampled-library skill ------------------------------------

@@ -59,18 +59,23 @@ def gpu_available() -> bool:
 
 
 # backend="auto" takes the GPU for EDM work of at least this many (prediction x library
-# point x column) pairs, one series of L = 4,096: there simplex took 3.4 ms on an H100
-# against 8.4 ms on its 16 cores (benchmarks/results/gpu_h100.json), and below it every
+# point x column) pairs, one series of L = 4,096: there simplex took 3.9 ms on an H100
+# against 8.7 ms on its 16 cores (benchmarks/results/gpu_h100.json), and below it every
 # call takes milliseconds either way while a kernel's first compilation (NVRTC, about a
 # second, then cached on disk by CuPy) would dominate
 GPU_MIN_WORK = 2**24
+# GPU twins that "auto" never picks: measured slower than the CPU kernels (S-map, one thread
+# per least-squares problem: 7.3 s on an H100 against 2.4 s on its 16 cores at L = 10,000,
+# E = 20); backend="gpu" still runs them
+AUTO_CPU_ONLY = frozenset({"smap_predict"})
 
 
 def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = (),
                     work: int | None = None) -> str:
     """Turn ``"auto"`` into a concrete backend.
 
-    Rule: "gpu" when every kernel in ``kernels`` has a GPU twin, CuPy sees a device and the
+    Rule: "gpu" when every kernel in ``kernels`` has a GPU twin, none of them is in
+    ``AUTO_CPU_ONLY`` (twins measured slower than the CPU), CuPy sees a device and the
     problem is large enough to pay (``work``, the number of (prediction, library point,
     column) pairs, at least ``GPU_MIN_WORK``; no ``work`` given: any size), else "cpu".  The
     choice is logged (logger "xedm", debug) and recorded by the callers in
@@ -85,7 +90,8 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
     has_gpu_kernels = all("gpu" in _REGISTRY.get(k, {}) for k in kernels)
     if backend == "auto":
         large = work is None or work >= GPU_MIN_WORK
-        pick = "gpu" if has_gpu_kernels and large and gpu_available() else "cpu"
+        slow = any(k in AUTO_CPU_ONLY for k in kernels)
+        pick = "gpu" if has_gpu_kernels and large and not slow and gpu_available() else "cpu"
         _log.debug("backend='auto' -> %r (GPU kernels: %s, work %s, GPU_MIN_WORK %d)", pick,
                    has_gpu_kernels, work, GPU_MIN_WORK)
         return pick
