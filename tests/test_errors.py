@@ -80,8 +80,30 @@ def test_solver_and_theta_errors():
 
 
 def test_gpu_backend_is_clear_error_without_kernels():
-    with pytest.raises(ValueError, match="backend='gpu'"):
-        xedm.simplex(x, 2, backend="gpu")
+    from xedm.kernels import gpu_available
+
+    if gpu_available():
+        pytest.skip("a GPU is there")
+    for func in (xedm.simplex, xedm.smap):  # names the extra to install
+        with pytest.raises(ValueError, match=r"backend='gpu'.*xedm\[gpu\]"):
+            func(x, 2, backend="gpu")
+    # a function some of whose kernels have no GPU twin says which
+    with pytest.raises(ValueError, match=r"not available for this function yet.*'nokernel'"):
+        xedm.kernels.resolve_backend("gpu", ["knn_sweep", "nokernel"])
+
+
+def test_auto_backend_rule(monkeypatch):
+    # "auto": the GPU only with twins for every kernel, a device, and work >= GPU_MIN_WORK
+    import xedm.kernels as K
+
+    monkeypatch.setattr(K, "gpu_available", lambda: True)
+    need = ["knn_sweep", "simplex_predict"]
+    assert K.resolve_backend("auto", need, K.GPU_MIN_WORK) == "gpu"
+    assert K.resolve_backend("auto", need, K.GPU_MIN_WORK - 1) == "cpu"
+    assert K.resolve_backend("auto", ["knn_sweep", "smap_predict"], 2**40) == "cpu"  # slower
+    assert K.resolve_backend("gpu", ["knn_sweep", "smap_predict"], 10) == "gpu"
+    monkeypatch.setattr(K, "gpu_available", lambda: False)
+    assert K.resolve_backend("auto", need, 2**40) == "cpu"
 
 
 def test_inputs_not_modified():

@@ -346,10 +346,18 @@ def _demo(args) -> int:
     else:
         lines.append("  CCM: not available in this version of xedm (skipped)")
 
+    if "note" in results:
+        lines.append(f"  note: {results['note']}")
     _demo_figure(results, ds, v, best_E, args.out)
     lines.append(f"  figure written to {args.out}  ({elapsed:.1f} s of analysis)")
     print("\n".join(lines))
     return 0
+
+
+def _has_gpu_twin(kernel: str) -> bool:
+    from .kernels import available
+
+    return "gpu" in available(kernel)
 
 
 def _demo_steps(args, ds, v, split, steps, results) -> None:
@@ -370,8 +378,12 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
             elif step == "simplex":
                 results[step] = xedm.simplex(ds, E=best_E, columns=v, target=v, **split)
             elif step == "predict_nonlinear":
+                kw = {}
+                if xedm.get_option("backend") == "gpu" and not _has_gpu_twin("smap_predict"):
+                    kw["backend"] = "cpu"  # S-map has no GPU kernel yet: the rest stays there
+                    results["note"] = "S-map ran on the CPU (no GPU kernel for it yet)"
                 results[step] = xedm.predict_nonlinear(
-                    ds, E=best_E, columns=v, target=v, **split
+                    ds, E=best_E, columns=v, target=v, **split, **kw
                 )
             else:
                 # each library series is embedded with its own best E (leave-one-out, Tp = 1)

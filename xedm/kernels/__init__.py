@@ -8,12 +8,14 @@ or CuPy.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
 # name -> {backend: "module:function"}
 _REGISTRY: dict[str, dict[str, str]] = {}
 _LOADED: dict[tuple[str, str], Callable[..., Any]] = {}  # imported kernels, by (name, backend)
+_log = logging.getLogger("xedm")
 
 
 def register(name: str, backend: str, target: str) -> None:
@@ -56,11 +58,29 @@ def gpu_available() -> bool:
         return False
 
 
-def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = ()) -> str:
+# backend="auto" takes the GPU for EDM work of at least this many (prediction x library
+# point x column) pairs, one series of L = 4,096: there simplex took 3.9 ms on an H100
+# against 8.7 ms on its 16 cores (benchmarks/results/gpu_h100.json), and below it every
+# call takes milliseconds either way while a kernel's first compilation (NVRTC, about a
+# second, then cached on disk by CuPy) would dominate
+GPU_MIN_WORK = 2**24
+# GPU twins that "auto" never picks: measured slower than the CPU kernels (S-map, one thread
+# per least-squares problem: 7.3 s on an H100 against 2.4 s on its 16 cores at L = 10,000,
+# E = 20); backend="gpu" still runs them
+AUTO_CPU_ONLY = frozenset({"smap_predict"})
+
+
+def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = (),
+                    work: int | None = None) -> str:
     """Turn ``"auto"`` into a concrete backend.
 
-    Rule: "gpu" when CuPy sees a device and every kernel in ``kernels`` has a GPU twin, else
-    "cpu".  An explicit "gpu" without a device or without the kernels is a clear error.
+    Rule: "gpu" when every kernel in ``kernels`` has a GPU twin, none of them is in
+    ``AUTO_CPU_ONLY`` (twins measured slower than the CPU), CuPy sees a device and the
+    problem is large enough to pay (``work``, the number of (prediction, library point,
+    column) pairs, at least ``GPU_MIN_WORK``; no ``work`` given: any size), else "cpu".  The
+    choice is logged (logger "xedm", debug) and recorded by the callers in
+    ``attrs["backend"]``.  An explicit "gpu" without a device or without the kernels is a
+    clear error naming the ``gpu`` extra.
     """
     from ..options import get_option
 
@@ -69,7 +89,12 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
         raise ValueError(f"backend={backend!r} is invalid; choose 'auto', 'cpu' or 'gpu'")
     has_gpu_kernels = all("gpu" in _REGISTRY.get(k, {}) for k in kernels)
     if backend == "auto":
-        return "gpu" if has_gpu_kernels and gpu_available() else "cpu"
+        large = work is None or work >= GPU_MIN_WORK
+        slow = any(k in AUTO_CPU_ONLY for k in kernels)
+        pick = "gpu" if has_gpu_kernels and large and not slow and gpu_available() else "cpu"
+        _log.debug("backend='auto' -> %r (GPU kernels: %s, work %s, GPU_MIN_WORK %d)", pick,
+                   has_gpu_kernels, work, GPU_MIN_WORK)
+        return pick
     if backend == "gpu":
         if not has_gpu_kernels:
             missing = [k for k in kernels if "gpu" not in _REGISTRY.get(k, {})]
@@ -79,7 +104,9 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
             )
         if not gpu_available():
             raise ValueError(
-                "backend='gpu' needs CuPy and an NVIDIA GPU; install xedm[gpu] or use backend='cpu'"
+                "backend='gpu' needs CuPy and an NVIDIA GPU: install the gpu extra with "
+                'pip install "xedm[gpu]" (CUDA 12; on CUDA 13: pip install "xedm[gpu-cuda13]"), '
+                "or use backend='cpu'"
             )
     return backend
 
@@ -99,6 +126,17 @@ register("skill_rows", "cpu", "cpu_skill:skill_rows")
 register("gather_states", "cpu", "cpu_ann:gather_states")
 register("knn_rerank", "cpu", "cpu_ann:knn_rerank")
 register("knn_sorted1d", "cpu", "cpu_ann:knn_sorted1d")
+# their GPU twins (CuPy; tests/test_edm_gpu.py): backend="auto" picks the GPU for a function
+# only when every kernel it needs has one
+register("knn_sweep", "gpu", "gpu_knn:knn_sweep")
+register("knn_single", "gpu", "gpu_knn:knn_single")
+register("simplex_predict", "gpu", "gpu_predict:simplex_predict")
+register("simplex_sweep", "gpu", "gpu_predict:simplex_sweep")
+register("skill_rows", "gpu", "gpu_predict:skill_rows")
+register("xmap_skill", "gpu", "gpu_ccm:xmap_skill")
+register("sorted_table", "gpu", "gpu_ccm:sorted_table")
+register("ccm_skill", "gpu", "gpu_ccm:ccm_skill")
+register("smap_predict", "gpu", "gpu_smap:smap_predict")
 
 # RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
 register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")

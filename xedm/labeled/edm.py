@@ -98,11 +98,13 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
 
 
 def _engines(backend, neighbors, kernels: Sequence[str], recall=None, *, n_lib: int, dim: int,
-             knn: int | None, n_pred: int, sweep: bool = False):
-    """(backend, :class:`Search`): the concrete backend and neighbour method (``"auto"``:
-    the rule of :mod:`xedm.neighbors.auto`, from the sizes).  ``knn=None`` (S-map's default)
-    uses every library point: no search, so exact whatever was asked."""
-    backend = resolve_backend(backend, kernels)
+             knn: int | None, n_pred: int, sweep: bool = False, work: int | None = None):
+    """(backend, :class:`Search`): the concrete backend (``"auto"`` weighs ``work``, the
+    (series x columns x time) x time pairs, against :data:`xedm.kernels.GPU_MIN_WORK`) and
+    neighbour method (``"auto"``: the rule of :mod:`xedm.neighbors.auto`, from the sizes).
+    ``knn=None`` (S-map's default) uses every library point: no search, so exact whatever
+    was asked."""
+    backend = resolve_backend(backend, kernels, work)
     if knn is None:
         check_method(neighbors)
         if recall is not None:
@@ -330,7 +332,8 @@ def simplex(
     pred_t = pred_times(spec, kE, tau)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
-                               knn=knn or E + 1, n_pred=len(pred_t))
+                               knn=knn or E + 1, n_pred=len(pred_t),
+                               work=int(X.size) * len(index))
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
     lazy = is_lazy(X, y)
     if lazy:
@@ -428,7 +431,7 @@ def smap(
     pred_t = pred_times(spec, kE, tau)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
-                               knn=knn, n_pred=len(pred_t))
+                               knn=knn, n_pred=len(pred_t), work=int(X.size) * len(index))
     check_exclusion(excl, len(index), spec["lib"], pred_t, [(kE, tau, Tp)])
     lazy = is_lazy(X, y)
     if lazy:
@@ -537,7 +540,8 @@ def embed_dimension(
     backend, method = _engines(backend, neighbors,
                                ["simplex_sweep", "knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=int(E_list[-1]) * _ncols(attrs),
-                               knn=knn or int(E_list[-1]) + 1, n_pred=len(pred_t), sweep=True)
+                               knn=knn or int(E_list[-1]) + 1, n_pred=len(pred_t), sweep=True,
+                               work=int(X.size) * T)
 
     def core(Xb, yb):
         res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
@@ -626,7 +630,7 @@ def predict_interval(
                        bool(embedded), f"{fix}, a smaller E")
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs),
-                               knn=knn or E + 1, n_pred=len(pred_t))
+                               knn=knn or E + 1, n_pred=len(pred_t), work=int(X.size) * T)
 
     def core(Xb, yb):
         res = _simplex.predict_interval(Xb, yb, E=E, tau=tau, Tp_list=Tp_list, knn=knn,
@@ -704,7 +708,7 @@ def predict_nonlinear(
                        "a smaller E")
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs), knn=knn,
-                               n_pred=len(pred_t))
+                               n_pred=len(pred_t), work=int(X.size) * T)
 
     def core(Xb, yb):
         res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,

@@ -466,7 +466,7 @@ def ccm(
     sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
     _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
-    backend = resolve_backend(backend, ["sorted_table", "ccm_skill"])
+    backend = resolve_backend(backend, ["sorted_table", "ccm_skill"], n * T * T)
     search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
                             knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
                             backend=backend, recall=neighbors_recall)
@@ -690,7 +690,8 @@ def xmap(
     excl = v.check_exclusion_radius(exclusion_radius)
     sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
-    backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"])
+    backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"],
+                              n * T * T)
     if E is None:
         E_max = v.check_int("E_max", E_max, 1,
                             " (E_max is the largest embedding dimension tried: use 1 or more)")

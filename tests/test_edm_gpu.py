@@ -1,0 +1,447 @@
+"""EDM on the GPU: the CuPy twins against the CPU kernels and tests/naive.py (skipped without
+a GPU).
+
+Tolerances, per operation:
+
+- neighbour tables (knn_sweep, knn_single): indices and their order EQUAL to the CPU's, and
+  distances equal bit for bit (the same float64 sums in the same order, no FMA); against
+  naive.knn_table, indices equal and distances to 1e-12;
+- predictions (simplex_predict, simplex_sweep) and skills (skill_rows, xmap_skill,
+  ccm_skill): to rtol 1e-12 of the CPU's (only ``exp`` rounds differently: CUDA's is within
+  1 ulp);
+- S-map (smap_predict): predictions, coefficients and singular values within 1e-9 of the
+  largest |value| of the CPU's (the same Householder QR, its dot products summed in another
+  order, and the rounding amplified by each local fit's conditioning);
+- public functions with backend="gpu": equal to backend="cpu" to rtol 1e-12 and to naive as
+  the CPU tests ask (1e-9).
+
+Run them on a GPU machine with ``python -m pytest -m gpu``.
+"""
+
+from __future__ import annotations
+
+import naive
+import numpy as np
+import pytest
+import xarray as xr
+
+from xedm.kernels import get_kernel, gpu_available
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+]
+
+# the series and point-set helpers of the tie tests (runs of equal values, NaN gaps, five
+# lib/pred layouts)
+from test_ties import (  # noqa: E402
+    MODES,
+    assert_tables,
+    kernel_args,
+    lib_pred,
+    min_run,
+    permuted_window_series,
+    problem,
+    runs_series,
+)
+
+RTOL = 1e-12
+
+
+def _cases(n, seed0=0, max_E=6):
+    """n random kernel problems: (X, y, E_list, k_list, tau, excl, Tp, lib, pm)."""
+    out = []
+    for seed in range(seed0, seed0 + n):
+        r = np.random.default_rng(seed)
+        nE = int(r.integers(1, 4))
+        E_list = sorted(r.choice(np.arange(1, max_E + 1), size=nE, replace=False).tolist())
+        tau = int(r.choice([1, 1, 2, 3]))
+        C = int(r.integers(1, 3))
+        excl = int(r.choice([0, 0, 1, 4]))
+        Tp = int(r.choice([1, 0, 2, -1, -3]))
+        k_list = np.array([E + 1 + int(r.integers(0, 4)) for E in E_list], np.int64)
+        T = int(r.integers(150, 400))
+        X = runs_series(seed, T, min_run(max(E_list), tau, int(k_list.max())), C,
+                        int(r.choice([0, 0, 3, 8])))
+        lib, pm, _ = lib_pred(MODES[seed % len(MODES)], T, seed)
+        out.append((X, X[0], E_list, k_list, tau, excl, Tp, lib, pm))
+    return out
+
+
+def _gpu(name):
+    return get_kernel(name, "gpu")
+
+
+def _cpu(name):
+    return get_kernel(name, "cpu")
+
+
+@pytest.mark.parametrize("seed0", [0, 100])
+def test_knn_sweep_equals_cpu_and_naive(seed0):
+    for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(25, seed0):
+        lib_ok = problem(X, y, E_list, tau, Tp, lib)
+        Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, E_list, tau)
+        args = (Xpad, pad, lib_ok, pred_t, pred_ok, np.array(E_list, np.int64), k_list, tau,
+                excl, q_lo, q_hi)
+        ci, cd = _cpu("knn_sweep")(*args)
+        gi, gd = _gpu("knn_sweep")(*args)
+        np.testing.assert_array_equal(gi, ci)
+        np.testing.assert_array_equal(gd, cd)  # bit for bit
+        for i, E in enumerate(E_list):
+            ref_idx, ref_dist = naive.knn_table(X, lib_ok[i, 0], pred_t, E, tau,
+                                                int(k_list[i]), excl)
+            ok = pred_ok[i, 0]
+            assert_tables(gi[i, 0][ok], gd[i, 0][ok], ref_idx[ok], ref_dist[ok], f"E={E}")
+
+
+def test_knn_single_equals_cpu_and_naive():
+    for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(30, 200):
+        E, k = E_list[-1], int(k_list[-1])
+        lib_ok = problem(X, y, [E], tau, Tp, lib)
+        Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, [E], tau)
+        args = (Xpad, pad, lib_ok[0], pred_t, pred_ok[0], E, k, tau, excl, q_lo, q_hi)
+        ci, cd = _cpu("knn_single")(*args)  # often the CPU's diagonal recurrence
+        gi, gd = _gpu("knn_single")(*args)
+        np.testing.assert_array_equal(gi, ci)
+        np.testing.assert_array_equal(gd, cd)
+        ref_idx, ref_dist = naive.knn_table(X, lib_ok[0, 0], pred_t, E, tau, k, excl)
+        assert_tables(gi[0], gd[0], ref_idx, ref_dist, "knn_single")
+
+
+def test_permuted_window_tie_needs_no_fma():
+    # two windows at the same distance as sums of the same squares in another order: they
+    # tie only without FMA contraction (the earlier, nearer in time, comes first)
+    x, t_first = permuted_window_series()
+    X = x[None]
+    T = len(x)
+    lib_ok = problem(X, x, [3], 1, 0, [(15, T - 1)])
+    pm = np.zeros(T, bool)
+    pm[:15] = True
+    Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, [3], 1)
+    idx, dist = _gpu("knn_single")(Xpad, pad, lib_ok[0], pred_t, pred_ok[0], 3, 2, 1, 0, q_lo,
+                                   q_hi)
+    assert (idx[0] == [t_first, t_first + 1]).all()
+    assert (dist[0, :, 0] == dist[0, :, 1]).all()
+
+
+def test_many_series_long_library_and_slices():
+    # several series per call with different NaN gaps and candidate ranges; long enough that
+    # each row's candidates are split over slices (and merged), and short P with long L
+    from xedm.core.embed import LibSpec, prepare
+
+    r = np.random.default_rng(7)
+    B, T = 3, 6000
+    X = np.cumsum(r.standard_normal((B, 2, T)), axis=-1) * 0.1
+    X = np.round(X, 1)  # many exact ties
+    X[1, 0, 100:130] = np.nan
+    y = X[:, 0]
+    pm = np.zeros(T, bool)
+    pm[::97] = True  # few prediction rows, each with ~6000 candidates: many slices
+    for E_list, excl in (([3], 0), ([1, 2, 5], 3)):
+        prep = prepare(X, y, np.array(E_list), 2, 1, LibSpec.whole(T), pm, False)
+        k_list = np.array([E + 2 for E in E_list], np.int64)
+        args = (prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
+                k_list, prep.tau, excl, prep.q_lo, prep.q_hi)
+        ci, cd = _cpu("knn_sweep")(*args)
+        gi, gd = _gpu("knn_sweep")(*args)
+        np.testing.assert_array_equal(gi, ci)
+        np.testing.assert_array_equal(gd, cd)
+
+
+def test_simplex_predict_and_sweep_equal_cpu_and_naive():
+    for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(25, 300):
+        lib_ok = problem(X, y, E_list, tau, Tp, lib)
+        Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, E_list, tau)
+        yk = np.where(np.isfinite(y), y, 0.0)[None]
+        args = (Xpad, pad, lib_ok, pred_t, pred_ok, np.array(E_list, np.int64), k_list, tau,
+                excl, q_lo, q_hi, yk, Tp)
+        cp_ = _cpu("simplex_sweep")(*args)
+        gp = _gpu("simplex_sweep")(*args)
+        np.testing.assert_allclose(gp, cp_, rtol=RTOL, atol=1e-15)
+        idx, dist = _cpu("knn_sweep")(*args[:11])
+        for i, E in enumerate(E_list):
+            ref_idx, ref_dist = naive.knn_table(X, lib_ok[i, 0], pred_t, E, tau,
+                                                int(k_list[i]), excl)
+            ref = naive.table_predictions(ref_idx, ref_dist, y, Tp)
+            ref[~pred_ok[i, 0]] = np.nan
+            np.testing.assert_allclose(gp[i, 0], ref, rtol=1e-12, atol=1e-14)
+            # simplex_predict on a deeper table, fewer entries used than stored
+            kk = np.array([max(1, int(k_list[i]) - 1)])
+            a = _cpu("simplex_predict")(idx[i], dist[i], lib_ok[i], yk, kk, Tp)
+            b = _gpu("simplex_predict")(idx[i], dist[i], lib_ok[i], yk, kk, Tp)
+            np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-15)
+
+
+def test_skill_rows_equals_cpu_and_naive():
+    r = np.random.default_rng(3)
+    o = r.standard_normal((9, 80)) * 1e3
+    p = o + r.standard_normal((9, 80))
+    o[1, :78] = np.nan  # 2 pairs: rho NaN
+    p[2, ::3] = np.inf
+    o[3] = 5.0  # zero variance
+    o[4] *= 1e-300
+    p[5, :] = np.nan  # no pair
+    got = _gpu("skill_rows")(o, p)
+    want = _cpu("skill_rows")(o, p)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=RTOL, equal_nan=True)
+    for row in (0, 2, 6):
+        ref = naive.skill(o[row], p[row])
+        np.testing.assert_allclose(got[0][row], ref["rho"], rtol=1e-9)
+        assert got[3][row] == ref["n"]
+
+
+def test_xmap_skill_equals_cpu():
+    from xedm.core.embed import LibSpec, prepare
+
+    r = np.random.default_rng(11)
+    N, T = 5, 400
+    X = np.cumsum(r.standard_normal((N, T)), axis=1)
+    X[2, 50:60] = np.nan
+    Yt = np.ascontiguousarray(X.T)
+    Yt[r.integers(0, T, 20), r.integers(0, N, 20)] = np.nan  # targets with gaps
+    pm = np.ones(T, bool)
+    prep = prepare(X[:, None], X, np.array([3]), 1, 0, LibSpec.whole(T), pm, False)
+    idx, dist = _cpu("knn_sweep")(prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t,
+                                  prep.pred_ok, prep.kernel_E, np.array([9]), 1, 0,
+                                  prep.q_lo, prep.q_hi)
+    for Tp in (0, 1, -2):
+        a = _cpu("xmap_skill")(idx[0], dist[0], Yt, 4, Tp, prep.pred_t, prep.pred_ok[0])
+        b = _gpu("xmap_skill")(idx[0], dist[0], Yt, 4, Tp, prep.pred_t, prep.pred_ok[0])
+        np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
+        assert np.isfinite(b).all()
+
+
+# ---- the public functions, backend="gpu" against "cpu" and naive ---------------------------
+
+def _same(a, b):
+    assert a.attrs.pop("backend", "gpu") == "gpu"
+    b.attrs.pop("backend", None)
+    for name in set(a.data_vars) | set(b.data_vars):
+        np.testing.assert_allclose(a[name].values, b[name].values, rtol=RTOL, atol=1e-14,
+                                   equal_nan=True, err_msg=name)
+    xr.testing.assert_equal(a.coords.to_dataset(), b.coords.to_dataset())
+
+
+def _data(seed=0, n=3, T=300, nan=True):
+    X = np.stack([runs_series(seed + i, T, 12, 1, 4 if nan else 0)[0] for i in range(n)])
+    return xr.DataArray(X, dims=("unit", "time"), coords={"unit": list("abcdefgh"[:n])})
+
+
+@pytest.mark.parametrize("kw", [
+    dict(E=3),
+    dict(E=2, tau=2, Tp=-2, exclusion_radius=3),
+    dict(E=4, knn=7, Tp=0, lib=slice(0, 149), pred=slice(150, 299)),
+    dict(E=1, Tp=3),
+])
+def test_public_simplex_gpu(kw):
+    da = _data(1)
+    a = da.edm.simplex(backend="gpu", **kw)
+    b = da.edm.simplex(backend="cpu", **kw)
+    _same(a, b)
+    x = da.values[0]
+    lib = [(0, 149)] if "lib" in kw else None
+    pm = None
+    if "pred" in kw:
+        pm = np.zeros(len(x), bool)
+        pm[150:] = True
+    ref = naive.simplex(x[None], x, kw["E"], tau=kw.get("tau", 1), Tp=kw.get("Tp", 1),
+                        knn=kw.get("knn"), excl=kw.get("exclusion_radius", 0), lib=lib, pred=pm)
+    np.testing.assert_allclose(a.rho.values[0], ref["rho"], rtol=1e-9)
+
+
+def test_public_simplex_multivariate_and_embedded_gpu():
+    r = np.random.default_rng(4)
+    T = 250
+    ds = xr.Dataset({"u": ("time", np.round(np.cumsum(r.standard_normal(T)), 0)),
+                     "v": ("time", np.sin(np.arange(T) * 0.3))})
+    ds["u"][[10, 11, 90]] = np.nan
+    for kw in (dict(E=2, columns=["u", "v"], target="v"),
+               dict(columns=["u", "v"], target="u", embedded=True, Tp=-1)):
+        a = ds.edm.simplex(backend="gpu", **kw)
+        b = ds.edm.simplex(backend="cpu", **kw)
+        _same(a, b)
+
+
+def test_public_embed_dimension_and_predict_interval_gpu():
+    da = _data(2)
+    a = da.edm.embed_dimension(E_max=8, backend="gpu")
+    b = da.edm.embed_dimension(E_max=8, backend="cpu")
+    _same(a, b)
+    a = da.edm.embed_dimension(E=[1, 3, 6], tau=2, exclusion_radius=2, backend="gpu")
+    b = da.edm.embed_dimension(E=[1, 3, 6], tau=2, exclusion_radius=2, backend="cpu")
+    _same(a, b)
+    a = da.edm.predict_interval(E=3, Tp_max=6, backend="gpu")
+    b = da.edm.predict_interval(E=3, Tp_max=6, backend="cpu")
+    _same(a, b)
+    x = da.values[0]
+    ref = naive.predict_interval(x[None], x, 3, 6)
+    np.testing.assert_allclose(a.rho.isel(unit=0).values, ref, rtol=1e-9)
+
+
+def test_public_xmap_gpu():
+    da = _data(3, n=5, T=300)
+    for kw in (dict(E=2), dict(E=None, E_max=5), dict(E=3, Tp=[-1, 0, 2], exclusion_radius=2)):
+        a = da.edm.xmap(dim="unit", backend="gpu", **kw)
+        b = da.edm.xmap(dim="unit", backend="cpu", **kw)
+        _same(a, b)
+    E = np.full(5, 2)
+    ref = naive.xmap(np.where(np.isfinite(da.values), da.values, np.nan), E)
+    got = da.edm.xmap(dim="unit", E=2, backend="gpu").rho.values
+    np.testing.assert_allclose(got, ref, rtol=1e-9)
+
+
+def test_auto_picks_gpu_for_large_work_and_records_it():
+    from xedm.kernels import GPU_MIN_WORK
+
+    da = _data(4, n=2)  # 2 x 300 x 300 pairs: small, the CPU
+    assert da.edm.simplex(E=2).attrs["backend"] == "cpu"
+    x = xr.DataArray(np.sin(np.arange(int(GPU_MIN_WORK**0.5)) * 0.1), dims="time")
+    a = x.edm.simplex(E=2)
+    assert a.attrs["backend"] == "gpu"
+    _same(a, x.edm.simplex(E=2, backend="cpu"))
+    assert x.edm.smap(E=2).attrs["backend"] == "cpu"  # AUTO_CPU_ONLY: measured slower
+
+
+# ---- ccm: deep sorted tables and sampled-library skill ------------------------------------
+
+def _ccm_problem(seed, T=220):
+    r = np.random.default_rng(seed)
+    E = int(r.integers(1, 4))
+    tau = int(r.integers(1, 3))
+    excl = int(r.choice([0, 2]))
+    x = runs_series(seed, T, 8, 1, 3)[0]
+    pad = E * tau
+    Xpad = np.zeros((1, pad + T))
+    Xpad[0, pad:] = np.where(np.isfinite(x), x, 0.0)
+    lib_ok = np.zeros(T, bool)
+    lib_ok[naive.library_points(x[None], x, E, tau, 1, [(0, T - 1)])] = True
+    pred_t = np.array([t for t in range(T) if naive.state(x[None], t, E, tau) is not None],
+                      np.int64)
+    return r, x, E, tau, excl, pad, Xpad, lib_ok, pred_t
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sorted_table_equals_cpu_and_naive(seed):
+    _, x, E, tau, excl, pad, Xpad, lib_ok, pred_t = _ccm_problem(seed)
+    ok = np.ones(len(pred_t), bool)
+    for depth in (1, 7, 64, 65, 150, 500):  # the fused kNN kernel, then whole sorted rows
+        ci, cd = _cpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        gi, gd = _gpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        np.testing.assert_array_equal(gi, ci)
+        np.testing.assert_array_equal(gd, cd)
+        ref_idx, ref_dist = naive.knn_table(x[None], lib_ok, pred_t, E, tau, depth, excl)
+        assert_tables(gi, gd, ref_idx, ref_dist, f"sorted_table depth={depth}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ccm_skill_equals_cpu(seed):
+    r, x, E, tau, excl, pad, Xpad, lib_ok, pred_t = _ccm_problem(seed)
+    T = len(x)
+    ok = np.ones(len(pred_t), bool)
+    fin = np.isfinite(x)
+    Y = np.stack([np.where(fin, x, 0.0), np.sin(np.arange(T)) * 1e5, r.standard_normal(T)])
+    members = (r.random((9, T)) < [[0.05], [0.2], [0.5], [1.0]] * 2 + [[0.3]]) & lib_ok
+    for depth, complete in ((12, False), (T, True)):
+        idx, dist = _cpu("sorted_table")(Xpad, pad, lib_ok, pred_t, ok, E, tau, excl, depth)
+        for Tp in (0, 1, -1):
+            obs_ok = np.stack([(pred_t + Tp >= 0) & (pred_t + Tp < T)] * 3)
+            obs_ok[0] &= fin[np.clip(pred_t + Tp, 0, T - 1)]
+            args = (idx, dist, members, Y, obs_ok, E + 1, Tp, Xpad, pad, E, tau, excl, pred_t,
+                    complete)
+            a = _cpu("ccm_skill")(*args)
+            b = _gpu("ccm_skill")(*args)
+            np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
+
+
+def test_public_ccm_gpu():
+    da = _data(5, n=2, T=250)
+    for kw in (dict(E=3, lib_sizes=[20, 60, 240], samples=8, seed=1),
+               dict(E=2, lib_sizes=[30, 100], samples=5, seed=2, Tp=[-1, 0],
+                    exclusion_radius=2)):
+        a = da.edm.ccm(dim="unit", backend="gpu", **kw)
+        b = da.edm.ccm(dim="unit", backend="cpu", **kw)
+        _same(a, b)
+
+
+@pytest.mark.parametrize("depth_factor", [3, 0])
+def test_public_ccm_gpu_matches_naive(monkeypatch, depth_factor):
+    # depth_factor 0 leaves tables 16 deep: most rows take the direct search on the GPU too
+    monkeypatch.setattr("xedm.core.ccm.DEPTH_FACTOR", depth_factor)
+    r = np.random.default_rng(8)
+    x = np.round(np.cumsum(r.standard_normal(200)), 0)  # ties
+    y = np.sin(np.arange(200) * 0.37) + 0.1 * r.standard_normal(200)
+    da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
+    out = da.edm.ccm(dim="var", lib_sizes=[15, 60], E=3, samples=3, seed=4, keep_samples=True,
+                     exclusion_radius=1, backend="gpu")
+    ref = naive.ccm_pair(x, y, 3, [15, 60], 3, 4, excl=1)
+    np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
+                               rtol=1e-9)
+
+
+def test_cli_demo_gpu(tmp_path, capsys):
+    from xedm.cli import main
+
+    assert main(["demo", "--backend", "gpu", "--out", str(tmp_path / "d.png"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "S-map ran on the CPU" not in out and "figure written" in out
+
+
+# ---- S-map: batched weighted least squares -----------------------------------------------
+
+def _close(a, b, rtol=1e-9):
+    """Equal NaN patterns and |a - b| <= rtol * max |b| (the local fits' rounding scales with
+    the largest value of a result, not with each entry)."""
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    scale = np.nanmax(np.abs(b)) if np.isfinite(b).any() else 1.0
+    np.testing.assert_allclose(a, b, rtol=0, atol=rtol * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(E=3, theta=2.0),
+    dict(E=2, theta=0.0, Tp=-2, exclusion_radius=3),
+    dict(E=4, theta=1.0, knn=9),
+    dict(E=3, theta=2.0, knn=3),  # fewer neighbours than unknowns: the CPU's lstsq
+    dict(E=2, theta=3.0, solver="ridge", alpha=0.5, singular_values=True),
+    dict(E=1, theta=8.0, columns=["x", "z"], target="z"),
+    dict(columns=["x", "z"], target="x", embedded=True, theta=1.5, singular_values=True),
+])
+def test_public_smap_gpu_equals_cpu(kw):
+    r = np.random.default_rng(0)
+    T = 200
+    x = np.sin(np.arange(T) * 0.3) + 0.3 * r.standard_normal(T)
+    x[[20, 21, 70]] = np.nan
+    z = np.round(np.cumsum(r.standard_normal(T)), 0)  # ties and rank-deficient local fits
+    ds = xr.Dataset({"x": ("time", x * 1e3), "z": ("time", z)})
+    kw = {"columns": "x", "target": "x", **kw}
+    a = ds.edm.smap(backend="gpu", **kw)
+    b = ds.edm.smap(backend="cpu", **kw)
+    assert a.attrs["backend"] == "gpu"
+    for name in b.data_vars:
+        _close(a[name].values, b[name].values)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_smap_gpu_runs_of_equal_values_and_naive(seed):
+    # constant runs make many local designs rank deficient: the minimum-norm SVD path
+    x = runs_series(seed, 220, 10, 1, 3)[0]
+    da = xr.DataArray(x, dims="time")
+    for kw in (dict(E=3, theta=2.0), dict(E=2, theta=0.0, knn=6),
+               dict(E=3, theta=4.0, solver="ridge", alpha=1e-3)):
+        a = da.edm.smap(backend="gpu", **kw)
+        b = da.edm.smap(backend="cpu", **kw)
+        for name in ("prediction", "coefficients"):
+            _close(a[name].values, b[name].values)
+    ref = naive.smap(x[None], x, 3, theta=2.0)
+    got = da.edm.smap(E=3, theta=2.0, backend="gpu")
+    np.testing.assert_allclose(got.prediction.values, ref["prediction"], rtol=1e-6, atol=1e-9)
+
+
+def test_predict_nonlinear_gpu():
+    da = _data(6, n=2)
+    a = da.edm.predict_nonlinear(E=3, backend="gpu")
+    b = da.edm.predict_nonlinear(E=3, backend="cpu")
+    _same(a, b)
+    x = da.values[0]
+    ref = naive.predict_nonlinear(x[None], x, 3, a.theta.values)
+    np.testing.assert_allclose(a.rho.isel(unit=0).values, ref, rtol=1e-6)
