@@ -378,3 +378,23 @@ def test_numpy_lists_and_series(func):
         CALLS[func](pd.DataFrame({"x": BASE}))
     with pytest.raises(TypeError, match="dtype"):
         CALLS[func](["a"] * T)
+
+
+def test_set_options_plain_call_and_context():
+    """set_options(...) applies at once and stays; as a context manager it restores."""
+    import xedm
+
+    before = xedm.get_option("progress")
+    try:
+        xedm.set_options(progress=False)
+        assert xedm.get_option("progress") is False
+        with xedm.set_options(progress=True, backend="cpu"):
+            assert xedm.get_option("progress") is True
+            assert xedm.get_option("backend") == "cpu"
+        assert xedm.get_option("progress") is False
+        assert xedm.get_option("backend") == "auto"
+        with pytest.raises(ValueError, match="unknown option 'colour'"):
+            xedm.set_options(colour="red")
+        assert xedm.get_option("progress") is False  # a refused call changes nothing
+    finally:
+        xedm.set_options(progress=before)

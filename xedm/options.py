@@ -3,8 +3,6 @@ progress=...)``."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 OPTIONS: dict[str, Any] = {
@@ -32,32 +30,44 @@ def _valid(key: str, value: Any) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def set_options(**kwargs: Any) -> Iterator[None]:
-    """Set global defaults, as a context manager.
+class set_options:  # noqa: N801  (a function to users, as in xarray)
+    """Set global defaults: for the rest of the session, or inside a ``with`` block only.
+
+    ``xedm.set_options(progress=False)`` applies at once and stays; used as a context
+    manager, the previous values come back when the block ends (also on an error).
 
     Examples
     --------
     >>> import xedm
     >>> with xedm.set_options(backend="cpu"):
-    ...     pass
+    ...     xedm.get_option("backend")
+    'cpu'
+    >>> xedm.get_option("backend")
+    'auto'
+    >>> _ = xedm.set_options(progress=False)  # from now on
+    >>> xedm.get_option("progress")
+    False
+    >>> _ = xedm.set_options(progress=True)
     """
-    old = {}
-    for key, value in kwargs.items():
-        if key not in OPTIONS:
-            raise ValueError(f"unknown option {key!r}; valid options are {sorted(OPTIONS)}")
-        if not _valid(key, value):
-            if key == "neighbors_recall":
-                raise ValueError(f"option neighbors_recall={value!r} is invalid; give a target "
-                                 "recall in (0, 1], e.g. 0.99")
-            choices = sorted(map(str, _VALID[key]))
-            raise ValueError(f"option {key}={value!r} is invalid; choose from {choices}")
-        old[key] = OPTIONS[key]
-    OPTIONS.update(kwargs)
-    try:
-        yield
-    finally:
-        OPTIONS.update(old)
+
+    def __init__(self, **kwargs: Any) -> None:
+        for key, value in kwargs.items():
+            if key not in OPTIONS:
+                raise ValueError(f"unknown option {key!r}; valid options are {sorted(OPTIONS)}")
+            if not _valid(key, value):
+                if key == "neighbors_recall":
+                    raise ValueError(f"option neighbors_recall={value!r} is invalid; give a "
+                                     "target recall in (0, 1], e.g. 0.99")
+                choices = sorted(map(str, _VALID[key]))
+                raise ValueError(f"option {key}={value!r} is invalid; choose from {choices}")
+        self._old = {key: OPTIONS[key] for key in kwargs}
+        OPTIONS.update(kwargs)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        OPTIONS.update(self._old)
 
 
 def get_option(key: str) -> Any:
