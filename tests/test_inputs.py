@@ -78,7 +78,10 @@ def test_some_series_all_nan_warns_and_others_unchanged(func):
         assert best.dtype == np.float64 and np.isnan(best[1])
     for i in (0, 2):
         alone = _quiet(CALLS[func], da.isel(neuron=i))
-        np.testing.assert_array_equal(out.rho.isel(neuron=i).values, alone.rho.values)
+        # S-map's solver reassociates its dot products (about 5x faster): the vectorised
+        # loop's split, and so the last bit, can follow the alignment of its buffers
+        np.testing.assert_allclose(out.rho.isel(neuron=i).values, alone.rho.values,
+                                   rtol=1e-14 if func == "smap" else 0, atol=0)
         if d:
             assert best[i] == alone.attrs[f"best_{d}"]
 
