@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import xedm
 from conftest import make_dataset
 from xedm.kernels.cpu_ccm import sorted_table
-from xedm.kernels.cpu_knn import knn_single, knn_sweep
+from xedm.kernels.cpu_knn import diagonal_tables, knn_single, knn_sweep
 from xedm.kernels.cpu_predict import simplex_sweep
 
 LEVELS = np.array([0.0, 0.0, 0.0, 1.0, -0.5, 2.0, 0.25])  # zero flow most often
@@ -207,7 +207,8 @@ def permuted_window_series():
     return x, 26  # the time of window (b, a, 0)
 
 
-@pytest.mark.parametrize("path", ["knn_single", "knn_sweep", "simplex_sweep", "sorted_table",
+@pytest.mark.parametrize("path", ["knn_single", "knn_diagonal", "knn_sweep", "simplex_sweep",
+                                  "sorted_table",
                                   "xedm.simplex", "xedm.embed_dimension"])
 def test_permuted_window_tie(path):
     x, t_first = permuted_window_series()
@@ -221,9 +222,9 @@ def test_permuted_window_tie(path):
     ref_idx, ref_dist = naive.knn_table(X, lib_ok[0, 0], pred_t, E, tau, 2, 0)
     assert (ref_idx == [t_first, t_first + 1]).all() and (ref_dist[:, 0] == ref_dist[:, 1]).all()
     ref = ref_simplex(X, x, E, tau, Tp, 1, 0, lib, pm)
-    if path == "knn_single":  # 13 consecutive rows, E = 3: the diagonal recurrence
-        idx, dist = knn_single(Xpad, pad, lib_ok[0], pred_t, pred_ok[0], E, 2, tau, 0, q_lo,
-                               q_hi)
+    if path in ("knn_single", "knn_diagonal"):  # 13 consecutive rows, E = 3
+        kernel = knn_single if path == "knn_single" else diagonal_tables
+        idx, dist = kernel(Xpad, pad, lib_ok[0], pred_t, pred_ok[0], E, 2, tau, 0, q_lo, q_hi)
         assert_tables(idx[0], dist[0], ref_idx, ref_dist, path)
     elif path == "knn_sweep":
         idx, dist = knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, np.array([E]), np.array([2]),
@@ -292,9 +293,10 @@ def test_knn_single(seed, E, tau, extra_k, excl, nan, mode, C, Tp):
 @fixed(60)
 @given(C=st.integers(1, 2), offset=st.sampled_from([0.0, 0.0, 1000.0]), **series_args)
 def test_knn_diagonal(seed, E, tau, extra_k, excl, nan, mode, C, offset):
-    # consecutive prediction rows and >= 3 coordinates: knn_single takes the diagonal
-    # recurrence (knn_diagonal); an offset (a flow gauge's datum) makes its rounding larger
-    E = max(E, 3 if C == 1 else 2)
+    # consecutive prediction rows: the diagonal recurrence (knn_diagonal, which knn_single
+    # takes from 5 coordinates) at 2 coordinates and more; an offset (a flow gauge's datum)
+    # makes its rounding larger
+    E = max(E, 2 if C == 1 else 1)
     k = E + 1 + extra_k
     T = 300
     X = runs_series(seed, T, min_run(E, tau, k), C, nan) + offset
@@ -302,9 +304,9 @@ def test_knn_diagonal(seed, E, tau, extra_k, excl, nan, mode, C, offset):
                           "loo" if mode in ("loo", "mask") else "disjoint", T, seed)
     lib_ok = problem(X, X[0], [E], tau, 1, lib)
     Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, [E], tau)
-    assert pred_t[-1] - pred_t[0] + 1 <= 1.25 * len(pred_t) and E * C >= 3  # diagonal path
-    idx, dist = knn_single(Xpad, pad, lib_ok[0], pred_t, pred_ok[0], E, k, tau, excl, q_lo,
-                           q_hi)
+    assert pred_t[-1] - pred_t[0] + 1 <= 1.25 * len(pred_t)  # consecutive rows
+    idx, dist = diagonal_tables(Xpad, pad, lib_ok[0], pred_t, pred_ok[0], E, k, tau, excl,
+                                q_lo, q_hi)
     ref_idx, ref_dist = naive.knn_table(X, lib_ok[0, 0], pred_t, E, tau, k, excl)
     assert_tables(idx[0], dist[0], ref_idx, ref_dist, "knn_diagonal")
 
