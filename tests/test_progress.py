@@ -116,3 +116,26 @@ def test_progress_bar_helpers_off():
     bar.update(3)
     bar.close()
     np.testing.assert_equal(type(bar).__name__, "_NoBar")
+
+
+@pytest.mark.parametrize("func,kw", [
+    ("embed_dimension", {"E_max": 4}),
+    ("predict_nonlinear", {"E": 2, "theta": [0, 1, 3]}),
+    ("predict_nonlinear", {"E": 2, "theta": [0, 2], "knn": 8}),
+    ("smap", {"E": 3, "theta": 2.0}),
+    ("simplex", {"E": 3}),
+    ("simplex", {"E": 3, "exclusion_radius": 2, "lib": slice(0, 250), "pred": slice(200, 399)}),
+    ("predict_interval", {"E": 2, "Tp_max": 4}),
+])
+def test_one_long_series_advances_over_prediction_rows(bars, monkeypatch, func, kw):
+    """A single series (no batch to split) runs its prediction rows in chunks, one bar step
+    each, with the same results as in one piece."""
+    x = xedm.datasets.logistic_map(400)
+    with xedm.set_options(progress=False):
+        want = getattr(x.edm, func)(**kw)
+    assert bars == []
+    monkeypatch.setattr(edm, "_PROGRESS_MIN_WORK", 0)
+    monkeypatch.setattr(edm, "_PROGRESS_CHUNKS", 7)
+    got = getattr(x.edm, func)(**kw)
+    xr.testing.assert_identical(got, want)
+    assert len(bars) == 1 and bars[0].total == 7 and bars[0].steps == [1] * 7

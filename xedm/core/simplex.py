@@ -7,6 +7,8 @@ pass (distances accumulate across E); a sweep over Tp reuses one table for every
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..kernels import get_kernel
@@ -64,17 +66,39 @@ def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int
     return k
 
 
+def row_tables(prep: Prepared, k_list, excl: int, backend: str, method, row_chunks=1,
+               progress=None):
+    """:func:`knn_tables` over ``row_chunks`` ranges of the prediction rows, concatenated
+    (rows are independent: the same tables), with ``progress(rows done)`` after each; in one
+    piece for index-based methods (their index would be built again for every range)."""
+    P = len(prep.pred_t)
+    if row_chunks <= 1 or method_name(method) != "exact" or P < 2:
+        return knn_tables(prep, k_list, excl, backend=backend, method=method)
+    bounds = np.linspace(0, P, min(int(row_chunks), P) + 1).astype(np.int64)
+    parts = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        part = dataclasses.replace(prep, pred_t=prep.pred_t[a:b],
+                                   pred_ok=np.ascontiguousarray(prep.pred_ok[..., a:b]))
+        parts.append(knn_tables(part, k_list, excl, backend=backend, method=method))
+        if progress is not None:
+            progress(int(b - a))
+    return (np.concatenate([q[0] for q in parts], axis=2),
+            np.concatenate([q[1] for q in parts], axis=2))
+
+
 def simplex(
-    X, y, *, E, tau, Tp, knn, excl, lib, pred_mask, embedded, backend, method
+    X, y, *, E, tau, Tp, knn, excl, lib, pred_mask, embedded, backend, method, row_chunks=1,
+    progress=None,
 ) -> dict[str, np.ndarray]:
-    """Simplex projection of ``y`` from the states of ``X``; see :func:`xedm.simplex`."""
+    """Simplex projection of ``y`` from the states of ``X``; see :func:`xedm.simplex`
+    (``row_chunks``, ``progress``: as :func:`row_tables`)."""
     B, C, T = X.shape
     k = default_knn(knn, E, T, lib, tau, Tp, embedded)
     predict = get_kernel("simplex_predict", backend)
     preds = []
     for sl in batches(B, 16 * k * T):
         prep = prepare(X[sl], y[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
-        idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
+        idx, dist = row_tables(prep, [k], excl, backend, method, row_chunks, progress)
         yb = finite_or_zero(y[sl])
         preds.append(predict(idx[0], dist[0], prep.lib_ok[0], yb, np.full(len(yb), k), Tp))
         pred_t = prep.pred_t
@@ -104,12 +128,14 @@ def sweep_predict(prep: Prepared, k_list, excl: int, y: np.ndarray, Tp: int,
 
 
 def embed_dimension(
-    X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method, fix="a smaller E"
+    X, y, *, E_list, tau, Tp, knn, excl, lib, pred_mask, backend, method, fix="a smaller E",
+    row_chunks=1, progress=None,
 ) -> dict[str, np.ndarray]:
     """Skill for every E in ``E_list`` from one pass over the distances: (nE, B) arrays.
 
-    Exact neighbours: :func:`sweep_predict` (no tables); other methods: their tables, then
-    ``simplex_predict`` per E.
+    Exact neighbours: :func:`sweep_predict` (no tables), over ``row_chunks`` ranges of
+    prediction rows (the same results; ``progress(rows done)`` after each); other methods:
+    their tables, then ``simplex_predict`` per E.
     """
     B, C, T = X.shape
     E_list = np.sort(np.asarray(E_list, np.int64))
@@ -120,7 +146,16 @@ def embed_dimension(
         obs = observed_at(y[sl], prep.pred_t + Tp)
         yb = finite_or_zero(y[sl])
         if method_name(method) == "exact":
-            preds = sweep_predict(prep, k_list, excl, yb, Tp, backend)
+            P = len(prep.pred_t)
+            bounds = np.linspace(0, P, max(1, min(int(row_chunks), P)) + 1).astype(np.int64)
+            chunks = []
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                part = dataclasses.replace(prep, pred_t=prep.pred_t[a:b], pred_ok=np.
+                                           ascontiguousarray(prep.pred_ok[..., a:b]))
+                chunks.append(sweep_predict(part, k_list, excl, yb, Tp, backend))
+                if progress is not None:
+                    progress(int(b - a))
+            preds = chunks[0] if len(chunks) == 1 else np.concatenate(chunks, axis=-1)
         else:
             idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
             predict = get_kernel("simplex_predict", backend)
@@ -135,7 +170,7 @@ def embed_dimension(
 
 def predict_interval(
     X, y, *, E, tau, Tp_list, knn, excl, lib, pred_mask, embedded, backend, method,
-    fix="a smaller E"
+    fix="a smaller E", row_chunks=1, progress=None,
 ) -> dict[str, np.ndarray]:
     """Skill for every Tp in ``Tp_list``: (nTp, B) arrays.
 
@@ -160,7 +195,7 @@ def predict_interval(
         lost = int((union[None] & ~oks).sum(axis=-1).max())
         base.lib_ok = union[None]
         base.q_lo, base.q_hi = candidate_range(union[None])
-        idx, dist = knn_tables(base, [k + lost], excl, backend=backend, method=method)
+        idx, dist = row_tables(base, [k + lost], excl, backend, method, row_chunks, progress)
         y_fin = finite_or_zero(y[sl])
         k_b = np.full(y_fin.shape[0], k, np.int64)
         rows = []

@@ -29,10 +29,13 @@ from .skill import skill, unit_exponents
 
 def smap(
     X, y, *, E, tau, Tp, thetas, knn, excl, lib, pred_mask, embedded, backend, method,
-    alpha=0.0, want_sv=False,
+    alpha=0.0, want_sv=False, row_chunks=1, progress=None,
 ) -> dict[str, np.ndarray]:
     """S-map for every theta in ``thetas``: predictions (nth, B, P), coefficients
-    (nth, B, P, 1 + C*E) and skill (nth, B)."""
+    (nth, B, P, 1 + C*E) and skill (nth, B).
+
+    ``row_chunks`` > 1 runs the kernel over that many ranges of prediction rows (rows are
+    independent: the results are the same), calling ``progress(rows done)`` after each."""
     B, C, T = X.shape
     thetas = np.asarray(thetas, np.float64)
     if knn is None:
@@ -58,13 +61,22 @@ def smap(
         else:
             idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
             idx, dist = idx[0], dist[0]
-        parts.append(
-            kernel(
-                prep.Xpad, prep.pad, prep.lib_ok[0], prep.pred_t, prep.pred_ok[0], ys[sl],
-                int(prep.kernel_E[0]), tau, Tp, thetas, excl, prep.q_lo, prep.q_hi,
-                idx, dist, k is not None, float(alpha), bool(want_sv), prep.xexp, yexp[sl],
-            )
-        )
+        P = len(prep.pred_t)
+        bounds = np.linspace(0, P, max(1, min(int(row_chunks), P)) + 1).astype(np.int64)
+        sub = []
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            rows = slice(int(a), int(b))
+            sub.append(kernel(
+                prep.Xpad, prep.pad, prep.lib_ok[0], prep.pred_t[rows],
+                np.ascontiguousarray(prep.pred_ok[0][:, rows]), ys[sl], int(prep.kernel_E[0]),
+                tau, Tp, thetas, excl, prep.q_lo, prep.q_hi,
+                idx if k is None else np.ascontiguousarray(idx[:, rows]),
+                dist if k is None else np.ascontiguousarray(dist[:, rows]), k is not None,
+                float(alpha), bool(want_sv), prep.xexp, yexp[sl],
+            ))
+            if progress is not None:
+                progress(int(b - a))
+        parts.append(tuple(np.concatenate([r[i] for r in sub], axis=2) for i in range(3)))
         pred_t = prep.pred_t
     prediction = np.concatenate([p[0] for p in parts], axis=1)
     coef = np.concatenate([p[1] for p in parts], axis=1)

@@ -24,6 +24,7 @@ from ..neighbors.base import (
     Search,
     check_method,
     check_recall,
+    method_name,
     neighbor_attrs,
     resolve_method,
 )
@@ -197,6 +198,19 @@ def _with_progress(wrapped, xa, ya, desc: str):
                  for i in range(len(parts[0])))
 
 
+def _row_progress(Xb, desc: str, method=None):
+    """(row_chunks, tick, close) for the core of one long series: its prediction rows run in
+    ``_PROGRESS_CHUNKS`` ranges with one bar (several series get theirs from
+    :func:`_with_progress`); (1, None, no-op) when there is little work, progress is off, or
+    the neighbour ``method`` (when given) is an index that a split would rebuild."""
+    B, T = Xb.shape[0], Xb.shape[-1]
+    split = method is None or method_name(method) == "exact"
+    if B != 1 or not split or T * T < _PROGRESS_MIN_WORK or not get_option("progress"):
+        return 1, None, lambda: None
+    bar = counter_bar(None, desc, _PROGRESS_CHUNKS, unit="chunk")
+    return _PROGRESS_CHUNKS, lambda rows: bar.update(1), bar.close
+
+
 def _finish(applied, dim: str, index, out_t, attrs: dict, coords: dict | None = None):
     """One Dataset from ``_apply``'s (dims, data) pairs: the output axis becomes ``dim`` on the
     (extended) time labels of ``out_t``."""
@@ -343,8 +357,13 @@ def simplex(
     P = len(out_t)
 
     def core(Xb, yb):
-        return _simplex.simplex(Xb, yb, E=E, tau=tau, Tp=Tp, knn=knn, excl=excl,
-                                embedded=bool(embedded), backend=backend, method=method, **spec)
+        chunks, tick, close = _row_progress(Xb, "simplex", method)
+        try:
+            return _simplex.simplex(Xb, yb, E=E, tau=tau, Tp=Tp, knn=knn, excl=excl,
+                                    embedded=bool(embedded), backend=backend, method=method,
+                                    row_chunks=chunks, progress=tick, **spec)
+        finally:
+            close()
 
     results = _apply(X, y, dim, core, {
         "prediction": ([_OUT], {_OUT: P}, float),
@@ -444,10 +463,14 @@ def smap(
     nc = len(coef)
 
     def core(Xb, yb):
-        res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
-                         embedded=bool(embedded), backend=backend, method=method,
-                         alpha=alpha if solver == "ridge" else 0.0,
-                         want_sv=singular_values, **spec)
+        chunks, tick, close = _row_progress(Xb, "smap")
+        try:
+            res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
+                             embedded=bool(embedded), backend=backend, method=method,
+                             alpha=alpha if solver == "ridge" else 0.0,
+                             want_sv=singular_values, row_chunks=chunks, progress=tick, **spec)
+        finally:
+            close()
         out = {k: res[k][0] for k in ("prediction", "coefficients", *(
             ["singular_values"] if singular_values else []), "rho", "mae", "rmse", "n")}
         out["observed"] = res["observed"]
@@ -544,9 +567,13 @@ def embed_dimension(
                                work=int(X.size) * T)
 
     def core(Xb, yb):
-        res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
-                                       excl=excl, backend=backend, method=method, fix=fix,
-                                       **spec)
+        chunks, tick, close = _row_progress(Xb, "embed_dimension", method)
+        try:
+            res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
+                                           excl=excl, backend=backend, method=method, fix=fix,
+                                           row_chunks=chunks, progress=tick, **spec)
+        finally:
+            close()
         return {k: res[k].T for k in _SKILL}
 
     results = _apply(X, y, dim, core, _skill_over("E", len(E_list)), lazy)
@@ -633,9 +660,15 @@ def predict_interval(
                                knn=knn or E + 1, n_pred=len(pred_t), work=int(X.size) * T)
 
     def core(Xb, yb):
-        res = _simplex.predict_interval(Xb, yb, E=E, tau=tau, Tp_list=Tp_list, knn=knn,
-                                        excl=excl, embedded=bool(embedded), backend=backend,
-                                        method=method, fix=f"{fix}, a smaller E", **spec)
+        chunks, tick, close = _row_progress(Xb, "predict_interval", method)
+        try:
+            res = _simplex.predict_interval(Xb, yb, E=E, tau=tau, Tp_list=Tp_list, knn=knn,
+                                            excl=excl, embedded=bool(embedded),
+                                            backend=backend, method=method,
+                                            fix=f"{fix}, a smaller E", row_chunks=chunks,
+                                            progress=tick, **spec)
+        finally:
+            close()
         return {k: res[k].T for k in _SKILL}
 
     results = _apply(X, y, dim, core, _skill_over("Tp", len(Tp_list)), lazy)
@@ -711,9 +744,14 @@ def predict_nonlinear(
                                n_pred=len(pred_t), work=int(X.size) * T)
 
     def core(Xb, yb):
-        res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
-                         embedded=bool(embedded), backend=backend, method=method,
-                         alpha=alpha if solver == "ridge" else 0.0, **spec)
+        chunks, tick, close = _row_progress(Xb, "predict_nonlinear")
+        try:
+            res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
+                             embedded=bool(embedded), backend=backend, method=method,
+                             alpha=alpha if solver == "ridge" else 0.0, row_chunks=chunks,
+                             progress=tick, **spec)
+        finally:
+            close()
         return {k: res[k].T for k in _SKILL}
 
     results = _apply(X, y, dim, core, _skill_over("theta", len(thetas)), lazy)
