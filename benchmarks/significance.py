@@ -55,15 +55,6 @@ def best_of(fn, repeat):
     return min(times), out
 
 
-def ar1(n_series, T, phi=0.9, seed=0):
-    rng = np.random.default_rng(seed)
-    X = np.zeros((n_series, T + 100))
-    e = rng.standard_normal(X.shape)
-    for t in range(1, X.shape[1]):
-        X[:, t] = phi * X[:, t - 1] + e[:, t]
-    return X[:, 100:]
-
-
 def peers(xedm, cases, repeat):
     try:
         import torch
@@ -118,7 +109,7 @@ def calibration(xedm, seeds, n_series, T, n_sur):
     out = []
     off = ~np.eye(n_series, dtype=bool)
     for seed in range(seeds):
-        X = ar1(n_series, T, 0.9, seed=100 + seed)
+        X = xedm.datasets.ar1(n_series, T, 0.9, seed=100 + seed).values
         res = xr.DataArray(X, dims=("s", "time")).edm.xmap(dim="s", surrogates=n_sur, seed=seed,
                                                           progress=False)
         p = res.p_value.values[off]

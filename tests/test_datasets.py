@@ -545,3 +545,18 @@ def test_many_series_scalar_r_is_a_fixed_rate():
     pair = datasets.many_series(5, 40, density=0.3, r=(3.8, 3.8), seed=2)
     xr.testing.assert_identical(ds, pair)
 
+
+
+def test_ar1_null_series():
+    x = datasets.ar1(4, 3000, phi=0.7, seed=3)
+    assert x.dims == ("series", "time") and x.shape == (4, 3000)
+    np.testing.assert_array_equal(x.values, datasets.ar1(4, 3000, phi=0.7, seed=3).values)
+    # the recursion holds exactly, with standard normal innovations
+    e = x.values[:, 1:] - 0.7 * x.values[:, :-1]
+    assert abs(e.std() - 1) < 0.05 and abs(np.corrcoef(e[0], e[1])[0, 1]) < 0.1
+    lag1 = [np.corrcoef(r[1:], r[:-1])[0, 1] for r in x.values]
+    assert np.allclose(lag1, 0.7, atol=0.05)
+    with pytest.raises(ValueError, match="phi must be in"):
+        datasets.ar1(2, 10, phi=1.0)
+    with pytest.raises(TypeError, match="n_series must be an integer"):
+        datasets.ar1(2.5, 10)

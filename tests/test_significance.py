@@ -13,12 +13,7 @@ from xedm.stats.surrogates import make_surrogates
 
 
 def ar1(n_series, T, phi=0.9, seed=0):
-    rng = np.random.default_rng(seed)
-    X = np.zeros((n_series, T + 100))
-    e = rng.standard_normal(X.shape)
-    for t in range(1, X.shape[1]):
-        X[:, t] = phi * X[:, t - 1] + e[:, t]
-    return X[:, 100:]
+    return xedm.datasets.ar1(n_series, T, phi, seed=seed).values
 
 
 def drive(T, lag=1, beta=0.32, seed=0):

@@ -23,6 +23,8 @@ count); larger requests are a ValueError naming ``n``, not an attempt to allocat
 :func:`lorenz96`                  DataArray ``(node, time)``
 :func:`many_series`               Dataset: ``x`` ``(series, time)`` and the ground-truth
                                   ``adjacency`` / ``coupling`` ``(driver, driven)``
+:func:`ar1`                       DataArray ``(series, time)``: independent AR(1), the null
+                                  case of significance tests
 ================================  =====================================================
 """
 
@@ -31,8 +33,10 @@ from __future__ import annotations
 from .flows import lorenz63, lorenz96, rossler
 from .maps import coupled_logistic, henon, logistic_map, tent_map
 from .network import many_series
+from .noise import ar1
 
 __all__ = [
+    "ar1",
     "coupled_logistic",
     "henon",
     "logistic_map",
