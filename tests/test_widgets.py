@@ -114,12 +114,18 @@ def test_causality_explorer(pair):
     st = ex.state
     assert (st.params["lib_min"], st.params["lib_max"], st.params["samples"]) == (20, 250, 8)
     ax = ex.figure.axes[0]
-    assert legend(ax) == ["x → y", "y → x"]
-    want = xedm.ccm(pair, ["x", "y"], lib_sizes=st.lib_sizes(), E=2, samples=8, seed=1)
+    assert legend(ax) == ["surrogates x → y (0.05–0.95)", "surrogates y → x (0.05–0.95)",
+                          "x → y", "y → x"]
+    want = xedm.ccm(pair, ["x", "y"], lib_sizes=st.lib_sizes(), E=2, samples=8, seed=1,
+                    surrogates=19)
     line = next(ln for ln in ax.lines if ln.get_label() == "x → y")
     np.testing.assert_allclose(line.get_ydata(), want.rho.sel(library="y", target="x"))
     np.testing.assert_array_equal(line.get_xdata(), st.lib_sizes())
-    assert len(ax.collections) == 2  # the spread over samples, both directions
+    # the spread over samples and the surrogate null band, both directions
+    assert len(ax.collections) == 4
+    np.testing.assert_array_equal(st.results()["ccm"].p_value.values, want.p_value.values)
+    ex.set(surrogates=0)
+    assert len(ex.figure.axes[0].collections) == 2  # no null band without surrogates
     assert "x → y" in ex.status.value
 
 

@@ -194,10 +194,12 @@ class ForecastState(State):
 
 class CausalityState(State):
     """CCM between two series: ``library``, ``target``, ``lib_min``/``lib_max`` (the range
-    of library sizes, ``n_sizes`` of them), ``samples``, ``E``, ``tau``, ``seed``."""
+    of library sizes, ``n_sizes`` of them), ``samples``, ``E``, ``tau``, ``seed``, and
+    ``surrogates`` (ebisuzaki surrogates of the target for the null band and p-values; 0 for
+    none)."""
 
     defaults = {"library": None, "target": None, "lib_min": 10, "lib_max": None,
-                "n_sizes": 6, "samples": 30, "E": 2, "tau": 1, "seed": 1}
+                "n_sizes": 6, "samples": 30, "E": 2, "tau": 1, "seed": 1, "surrogates": 19}
 
     def __init__(self, data, **kwargs: Any):
         self.dim = kwargs.pop("dim", "time")
@@ -224,7 +226,8 @@ class CausalityState(State):
         pair = [p["library"], p["target"]] if p["library"] != p["target"] else [p["library"]]
         res = self.call(xmap.ccm, self.ds, columns=pair, lib_sizes=self.lib_sizes(),
                         E=p["E"], tau=p["tau"], samples=p["samples"], seed=p["seed"],
-                        keep_samples=True, time_dim=self.dim)
+                        keep_samples=True, time_dim=self.dim,
+                        surrogates=int(p["surrogates"]))
         return {"ccm": res}
 
 
@@ -544,6 +547,7 @@ class CausalityExplorer(Explorer):
             "samples": _slider(w, "samples", p["samples"], 1, 200),
             "E": _slider(w, "E", p["E"], 1, 10),
             "tau": _slider(w, "tau", p["tau"], 1, 10),
+            "surrogates": _slider(w, "surrogates", p["surrogates"], 0, 199),
         }
         return c
 
