@@ -229,6 +229,8 @@ def fake_rqa(monkeypatch):
 
     mod.rqa = rqa
     monkeypatch.setitem(sys.modules, "xedm.labeled.rqa", mod)
+    # xedm.rqa caches the function on first use: the stub must not stay there afterwards
+    monkeypatch.setitem(xedm.__dict__, "rqa", rqa)
     return seen
 
 
@@ -255,6 +257,7 @@ def test_rqa_needs_exactly_one_threshold(series_file, tmp_path, capsys, fake_rqa
 
 def test_rqa_missing_module_is_a_clear_error(series_file, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "xedm.labeled.rqa", None)  # import raises ImportError
+    monkeypatch.delitem(xedm.__dict__, "rqa", raising=False)  # not cached by an earlier test
     path, _ = series_file
     rc = main(["rqa", str(path), "--var", "activity", "--eps", "0.1",
                "--out", str(tmp_path / "r.nc")])

@@ -146,7 +146,10 @@ def _xedm():
 
 def _public(name: str):
     """``xedm.<name>``, or a clear error when this version does not have it yet."""
-    func = getattr(_xedm(), name, None)
+    try:
+        func = getattr(_xedm(), name, None)
+    except ImportError:  # xedm.rqa is imported on first use; its module may fail to import
+        func = None
     if func is None:
         raise CLIError(
             f"xedm.{name} is not available in this version of xedm "
