@@ -23,6 +23,7 @@ import numpy as np
 
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables, series_table
+from ..stats.significance import nanmean, null_summary
 from .embed import (
     Prepared,
     candidate_range,
@@ -148,21 +149,11 @@ def ccm(
                 rho[i, js, ti] = r[:, :len(js)].T.reshape(len(js), len(lib_sizes), samples)
                 if n_sur:
                     rs = r[:, len(js):].reshape(len(lib_sizes), samples, len(js), n_sur)
-                    with np.errstate(invalid="ignore"):
-                        rho_null[i, js, ti] = _nanmean(rs, axis=1).transpose(1, 0, 2)
+                    rho_null[i, js, ti] = nanmean(rs, axis=1).transpose(1, 0, 2)
     out = {"rho": rho, "n_valid": n_valid}
     if n_sur:
         out["rho_null"] = rho_null
     return out
-
-
-def _nanmean(a, axis):
-    """Mean over the finite values along ``axis`` (NaN where there are none), silently."""
-    fin = np.isfinite(a)
-    cnt = fin.sum(axis=axis)
-    tot = np.where(fin, a, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
 
 SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
@@ -257,8 +248,6 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     / ``z_sd``: mean and sd of the null's Fisher z; with
     ``keep_null``, ``rho_null`` (N, N, nTp, n).
     """
-    from ..stats.significance import null_summary
-
     N, T = X.shape
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     nTp = len(Tps)

@@ -8,6 +8,7 @@ zero-padded copy of the series, so no embedding matrix is ever built.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -212,3 +213,16 @@ def observed_at(y: np.ndarray, out_t: np.ndarray) -> np.ndarray:
     obs = np.full(y.shape[:-1] + out_t.shape, np.nan)
     obs[..., inside] = y[..., out_t[inside]]
     return obs
+
+
+def row_ranges(P: int, n: int) -> list[slice]:
+    """``n`` (at most ``P``, at least 1) consecutive ranges covering rows ``0..P-1``: the
+    pieces a long prediction set is computed in when a progress bar follows it."""
+    bounds = np.linspace(0, P, max(1, min(int(n), P)) + 1).astype(np.int64)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def row_part(prep: Prepared, rows: slice) -> Prepared:
+    """``prep`` restricted to the prediction rows ``rows`` (the library is unchanged)."""
+    return dataclasses.replace(prep, pred_t=prep.pred_t[rows],
+                               pred_ok=np.ascontiguousarray(prep.pred_ok[..., rows]))

@@ -7,8 +7,6 @@ pass (distances accumulate across E); a sweep over Tp reuses one table for every
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ..kernels import get_kernel
@@ -21,6 +19,8 @@ from .embed import (
     library_points,
     observed_at,
     prepare,
+    row_part,
+    row_ranges,
     static_library_size,
 )
 from .skill import skill
@@ -71,17 +71,14 @@ def row_tables(prep: Prepared, k_list, excl: int, backend: str, method, row_chun
     """:func:`knn_tables` over ``row_chunks`` ranges of the prediction rows, concatenated
     (rows are independent: the same tables), with ``progress(rows done)`` after each; in one
     piece for index-based methods (their index would be built again for every range)."""
-    P = len(prep.pred_t)
-    if row_chunks <= 1 or method_name(method) != "exact" or P < 2:
+    if row_chunks <= 1 or method_name(method) != "exact" or len(prep.pred_t) < 2:
         return knn_tables(prep, k_list, excl, backend=backend, method=method)
-    bounds = np.linspace(0, P, min(int(row_chunks), P) + 1).astype(np.int64)
     parts = []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        part = dataclasses.replace(prep, pred_t=prep.pred_t[a:b],
-                                   pred_ok=np.ascontiguousarray(prep.pred_ok[..., a:b]))
-        parts.append(knn_tables(part, k_list, excl, backend=backend, method=method))
+    for rows in row_ranges(len(prep.pred_t), row_chunks):
+        parts.append(knn_tables(row_part(prep, rows), k_list, excl, backend=backend,
+                                method=method))
         if progress is not None:
-            progress(int(b - a))
+            progress(rows.stop - rows.start)
     return (np.concatenate([q[0] for q in parts], axis=2),
             np.concatenate([q[1] for q in parts], axis=2))
 
@@ -146,15 +143,12 @@ def embed_dimension(
         obs = observed_at(y[sl], prep.pred_t + Tp)
         yb = finite_or_zero(y[sl])
         if method_name(method) == "exact":
-            P = len(prep.pred_t)
-            bounds = np.linspace(0, P, max(1, min(int(row_chunks), P)) + 1).astype(np.int64)
             chunks = []
-            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-                part = dataclasses.replace(prep, pred_t=prep.pred_t[a:b], pred_ok=np.
-                                           ascontiguousarray(prep.pred_ok[..., a:b]))
-                chunks.append(sweep_predict(part, k_list, excl, yb, Tp, backend))
+            for rows in row_ranges(len(prep.pred_t), row_chunks):
+                chunks.append(sweep_predict(row_part(prep, rows), k_list, excl, yb, Tp,
+                                            backend))
                 if progress is not None:
-                    progress(int(b - a))
+                    progress(rows.stop - rows.start)
             preds = chunks[0] if len(chunks) == 1 else np.concatenate(chunks, axis=-1)
         else:
             idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
-from .embed import observed_at, prepare, static_library_size
+from .embed import observed_at, prepare, row_ranges, static_library_size
 from .simplex import batches, default_knn
 from .skill import skill, unit_exponents
 
@@ -61,11 +61,8 @@ def smap(
         else:
             idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
             idx, dist = idx[0], dist[0]
-        P = len(prep.pred_t)
-        bounds = np.linspace(0, P, max(1, min(int(row_chunks), P)) + 1).astype(np.int64)
         sub = []
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-            rows = slice(int(a), int(b))
+        for rows in row_ranges(len(prep.pred_t), row_chunks):
             sub.append(kernel(
                 prep.Xpad, prep.pad, prep.lib_ok[0], prep.pred_t[rows],
                 np.ascontiguousarray(prep.pred_ok[0][:, rows]), ys[sl], int(prep.kernel_E[0]),
@@ -75,7 +72,7 @@ def smap(
                 float(alpha), bool(want_sv), prep.xexp, yexp[sl],
             ))
             if progress is not None:
-                progress(int(b - a))
+                progress(rows.stop - rows.start)
         parts.append(tuple(np.concatenate([r[i] for r in sub], axis=2) for i in range(3)))
         pred_t = prep.pred_t
     prediction = np.concatenate([p[0] for p in parts], axis=1)

@@ -16,6 +16,7 @@ from ..stats.convergence import convergence
 from ..stats.significance import (
     DEFAULT_QUANTILES,
     bh_qvalues,
+    nanmean,
     normal_p_values,
     null_summary,
     p_values,
@@ -196,7 +197,7 @@ def ccm(
                        samples=samples, seed=seed, backend=backend, progress=bar, S=S,
                        method=search)
         rho_s = res["rho"]
-        mean = _ccm._nanmean(rho_s, axis=-1)
+        mean = nanmean(rho_s, axis=-1)
         out = [rho_s, mean, res["n_valid"]]
         if conv:
             st = convergence(rho_s, sizes, res["n_valid"][:, :, None], seed, n_boot)
@@ -428,22 +429,20 @@ def xmap(
     bar = progress_bar(progress, "xmap", n)
     nTp, nq, n_sur = len(Tps), len(sig["quantiles"]), sig["n"]
 
-    def run(x):
+    def run(x, E_live):
         S = None
         if n_sur:
             S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
-        return _ccm.xmap(x, E=None if E is None else Ev_live, E_max=E_max, tau=tau, Tp=Tps,
+        return _ccm.xmap(x, E=E_live, E_max=E_max, tau=tau, Tp=Tps,
                          knn=knn, excl=excl, backend=backend, progress=bar, S=S,
                          quantiles=sig["quantiles"], keep_null=keep_null, method=search)
 
     def one(x2d):
-        nonlocal Ev_live
         live = np.isfinite(x2d).any(axis=1)
-        if E is not None:
-            Ev_live = Ev[live]
         # all-NaN series (warned about in check) stay out of the computation: their rows and
         # columns are NaN, their E the smallest (1) when E is chosen
-        res = run(np.ascontiguousarray(x2d[live])) if live.any() else None
+        res = (run(np.ascontiguousarray(x2d[live]), None if E is None else Ev[live])
+               if live.any() else None)
         rho = np.full((n, n, nTp), np.nan)
         Es = np.ones(n, np.int64) if E is None else Ev.copy()
         out = [rho, Es]
@@ -473,8 +472,6 @@ def xmap(
                     rn[pair] = res["rho_null"]
                 out.append(rn)
         return tuple(out)
-
-    Ev_live = None
 
     def check(xa, rho):
         _check_block(xa, rho, labels, sdim, "xmap", params, X.chunks is not None)

@@ -27,15 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-R_CLIP = 1.0 - 1e-12
-
-
-def _nanmean(a, axis=-1):
-    fin = np.isfinite(a)
-    cnt = fin.sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(cnt > 0, np.where(fin, a, 0.0).sum(axis=axis) / np.maximum(cnt, 1),
-                        np.nan)
+from .significance import R_CLIP, nanmean
 
 
 def kendall(sizes, rho_mean) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +99,7 @@ def convergence(rho_s, sizes, n_pred, seed: int, n_boot: int = 1000,
     (1.0, True)
     """
     sizes = np.asarray(sizes)
-    mean = _nanmean(rho_s, axis=-1)
+    mean = nanmean(rho_s, axis=-1)
     tau, p_tau = kendall(sizes, mean)
     lo, hi = int(np.argmin(sizes)), int(np.argmax(sizes))
     z, p_z = fisher(mean[..., lo], mean[..., hi], n_pred)

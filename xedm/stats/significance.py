@@ -12,7 +12,16 @@ import numpy as np
 DEFAULT_QUANTILES = (0.05, 0.5, 0.95)
 
 
-R_CLIP = 1.0 - 1e-12
+R_CLIP = 1.0 - 1e-12  # |rho| clipped before atanh (Fisher z)
+
+
+def nanmean(a, axis=-1):
+    """Mean over the finite values along ``axis`` (NaN where there are none), silently."""
+    fin = np.isfinite(a)
+    cnt = fin.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, np.where(fin, a, 0.0).sum(axis=axis) / np.maximum(cnt, 1),
+                        np.nan)
 
 
 def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
