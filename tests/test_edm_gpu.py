@@ -68,6 +68,16 @@ def _cases(n, seed0=0, max_E=6):
     return out
 
 
+@pytest.fixture(params=["sorted", "scan"])
+def knn_path(request, monkeypatch):
+    """Both GPU kNN kernels whatever the size: the sorted kernel and the sliced scan; each
+    must equal the CPU."""
+    from xedm.kernels import gpu_knn
+
+    monkeypatch.setattr(gpu_knn, "SORTED_MIN_ROWS", 0 if request.param == "sorted" else 2**62)
+    return request.param
+
+
 def _gpu(name):
     return get_kernel(name, "gpu")
 
@@ -77,7 +87,7 @@ def _cpu(name):
 
 
 @pytest.mark.parametrize("seed0", [0, 100])
-def test_knn_sweep_equals_cpu_and_naive(seed0):
+def test_knn_sweep_equals_cpu_and_naive(seed0, knn_path):
     for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(25, seed0):
         lib_ok = problem(X, y, E_list, tau, Tp, lib)
         Xpad, pad, pred_t, pred_ok, q_lo, q_hi = kernel_args(X, lib_ok, pm, E_list, tau)
@@ -94,7 +104,7 @@ def test_knn_sweep_equals_cpu_and_naive(seed0):
             assert_tables(gi[i, 0][ok], gd[i, 0][ok], ref_idx[ok], ref_dist[ok], f"E={E}")
 
 
-def test_knn_single_equals_cpu_and_naive():
+def test_knn_single_equals_cpu_and_naive(knn_path):
     for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(30, 200):
         E, k = E_list[-1], int(k_list[-1])
         lib_ok = problem(X, y, [E], tau, Tp, lib)
@@ -108,7 +118,7 @@ def test_knn_single_equals_cpu_and_naive():
         assert_tables(gi[0], gd[0], ref_idx, ref_dist, "knn_single")
 
 
-def test_permuted_window_tie_needs_no_fma():
+def test_permuted_window_tie_needs_no_fma(knn_path):
     # two windows at the same distance as sums of the same squares in another order: they
     # tie only without FMA contraction (the earlier, nearer in time, comes first)
     x, t_first = permuted_window_series()
@@ -124,7 +134,7 @@ def test_permuted_window_tie_needs_no_fma():
     assert (dist[0, :, 0] == dist[0, :, 1]).all()
 
 
-def test_many_series_long_library_and_slices():
+def test_many_series_long_library_and_slices(knn_path):
     # several series per call with different NaN gaps and candidate ranges; long enough that
     # each row's candidates are split over slices (and merged), and short P with long L
     from xedm.core.embed import LibSpec, prepare
