@@ -146,7 +146,7 @@ def test_ivf_errors(lorenz, monkeypatch):
 
 def test_auto_rule_on_gpu():
     def pick(**kw):
-        args = {"n_lib": 2**20, "dim": 20, "knn": 21, "n_pred": 2**20, "backend": "gpu",
+        args = {"n_lib": auto.IVF_MIN_LIB, "dim": 20, "knn": 21, "n_pred": 2**20, "backend": "gpu",
                 "recall": 0.99} | kw
         return auto.choose(**args)[0]
 

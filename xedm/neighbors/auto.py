@@ -37,9 +37,11 @@ On the GPU (``backend="gpu"``; decided from the sizes alone, no probe):
    ``IVF_MIN_LIB`` library points, or more than ``IVF_MAX_K`` candidates per query:
    ``exact`` (the GPU brute-force kernel).  Otherwise ``ivf`` (:mod:`.ivf`), whose k-means
    and probe lists beat the exact kernel's O(P L E) from about ``IVF_MIN_LIB`` library points
-   on.  Measured on an H100 (``benchmarks/ann.py --gpu``, simplex, Lorenz-63, E = 20): exact
-   0.146 s against ivf 0.218 s at 2^17, 0.46 s against 0.48 s at 2^18, 1.47 s against 0.98 s
-   at 2^19, 4.7 s against 2.5 s at 2^20.
+   on.  Measured on an H100 (simplex, Lorenz-63, E = 20): the exact kernel is the sorted
+   kernel of :mod:`xedm.kernels.gpu_knn` (0.6 s at 2^20, where ivf at recall 0.99 took
+   2.5 s, ``benchmarks/ann.py --gpu`` with the earlier scan kernel: 4.7 s), so ivf is kept
+   for libraries past 2^23 points, where the exact kernel's cost per row grows with the
+   points near it in key space.
 
 The choice and the figures behind it are logged (logger ``"xedm"``, level INFO) and the
 method used is recorded in the result's ``attrs["neighbors"]``.
@@ -75,9 +77,9 @@ CLEAR_KD = 0.5  # kd_rest below CLEAR_KD x the brute-force model: the tree, no t
 CLEAR_EXACT = 3.0  # kd_rest above CLEAR_EXACT x the model: brute force, no timing
 CALIBRATE_SHARE = 0.05  # a brute-force timing costs about this share of kd_rest
 CALIBRATE_MIN_ROWS = 128
-# GPU: ivf from this many library points (measured on an H100, benchmarks/ann.py --gpu: the
-# exact kernel wins at 2^17, ties at 2^18, loses from 2^19)
-IVF_MIN_LIB = 2**18
+# GPU: ivf from this many library points (measured on an H100: the sorted exact kernel takes
+# 0.6 s at 2^20, E = 20, against ivf's 2.5 s; the scan kernel before it lost from 2^19)
+IVF_MIN_LIB = 2**23
 IVF_MAX_K = 128  # candidates per query (knn + 2 exclusion_radius + 1) the ivf kernel holds
 
 
