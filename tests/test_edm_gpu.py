@@ -519,3 +519,140 @@ def test_predict_nonlinear_gpu():
     x = da.values[0]
     ref = naive.predict_nonlinear(x[None], x, 3, a.theta.values)
     np.testing.assert_allclose(a.rho.isel(unit=0).values, ref, rtol=1e-6)
+
+
+# ---- S-map's QR solver (gpu_smap_qr): tall-skinny QR kernel, batched finishing -----------
+
+def _spy_thread(monkeypatch):
+    """Count the problems sent to the one-thread-per-problem QR kernel."""
+    import xedm.kernels.gpu_smap_qr as Q
+
+    sent = []
+    inner = Q.smap_qr_thread
+
+    def spy(*args):
+        sent.append(len(args[-1]))
+        return inner(*args)
+
+    monkeypatch.setattr(Q, "smap_qr_thread", spy)
+    return sent
+
+
+def _with_sv(args):
+    return args[:17] + (True,) + args[18:]
+
+
+def test_smap_tsqr_factor_equals_numpy_reference():
+    # the CUDA kernel's factor against tests/test_smap_tsqr.py's NumPy form of the same
+    # chunked reflections (rank-deficient designs: R's trailing entries are rounding noise,
+    # so the comparison is absolute, at 1e-12 of the largest entry)
+    from test_smap_tsqr import design, lorenz_args, tsqr_reference
+
+    import xedm.kernels.gpu_smap_qr as Q
+
+    args = lorenz_args(500, 20, theta=2.0)
+    (Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi, idx, dist,
+     _use, alpha, _sv, xexp, _yexp) = args
+    Xpad = np.ascontiguousarray(Xpad, np.float64)
+    dev = Q._device_args(Xpad, lib_ok, np.asarray(pred_t, np.int64), y,
+                         np.asarray(thetas, np.float64), q_lo, q_hi, idx, dist, False,
+                         np.asarray(xexp, np.int64))
+    shape = (*Xpad.shape, lib_ok.shape[-1], len(pred_t))
+    pis = np.flatnonzero(pred_ok[0])[::41].astype(np.int64)
+    zero = np.zeros(len(pis), np.int64)
+    for rd in (1, 2, 3):
+        R, info = Q.smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, 0, False, alpha, zero,
+                                 pis, zero, rd=rd)
+        R, info = R.get(), info.get()
+        assert (info[:, 4] == 0).all()
+        for i, pi in enumerate(pis):
+            A, _ = design(args, 0, pi, 0, zero_rows=True)
+            ref = tsqr_reference(A, 32 * rd)
+            assert info[i, 0] == (A[:, 0] != 0).sum()
+            np.testing.assert_allclose(R[i], ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("normal_first", [True, False])
+def test_smap_gpu_rank_deficient_lorenz_E20(normal_first, monkeypatch):
+    # smooth Lorenz-63 at E = 20: every local fit numerically rank deficient (the minimum-norm
+    # SVD solve); coefficients along the smallest kept singular directions are fixed by
+    # rounding only (tests/test_smap_tsqr.py): 1e-9 in the well-determined subspace, 1e-3
+    # everywhere; predictions and singular values to 1e-9
+    from test_smap_tsqr import close_in_subspace, design, lorenz_args
+
+    import xedm.kernels.gpu_smap_qr as Q
+    from xedm.kernels.cpu_predict import smap_predict as cpu_qr
+
+    sent = _spy_thread(monkeypatch)
+    args = lorenz_args(1200, 20, theta=2.0)
+    pc, cc, _ = cpu_qr(*args)
+    kern = get_kernel("smap_predict", "gpu") if normal_first else Q.smap_qr
+    gp, gc, _ = kern(*args)
+    _close(gp, pc)
+    _close(gc, cc, rtol=1e-3)
+    pis = np.flatnonzero(args[4][0])[::97]
+    Vs = []
+    for pi in pis:
+        A = design(args, 0, pi, 0)[0][:, :-1]
+        cn = np.linalg.norm(A, axis=0)
+        _, s, Vt = np.linalg.svd(A / cn, full_matrices=False)
+        assert s[-1] < 1e-12 * s[0]
+        Vs.append((s, Vt, cn))
+    close_in_subspace(gc[0, 0, pis], cc[0, 0, pis], Vs, int(args[18][0]), int(args[19][0]))
+    _, _, csv = cpu_qr(*_with_sv(args))
+    gp2, _, gsv = kern(*_with_sv(args))
+    _close(gsv, csv)
+    _close(gp2, pc)
+    assert sum(sent) == 0  # every problem by the tall-skinny kernel
+
+
+def test_smap_gpu_multi_series_rank_deficient_ties_gaps():
+    # several series a call: smooth (rank deficient at E = 20), with NaN gaps, and runs of
+    # equal values (exact ties, exactly rank-deficient designs)
+    import xedm
+
+    lz = xedm.datasets.lorenz63(700)
+    x, z = lz.x.values.copy(), lz.z.values.copy()
+    xg = x.copy()
+    xg[[50, 51, 300]] = np.nan
+    da = xr.DataArray(np.stack([x, z, xg]), dims=("unit", "time"))
+    a = da.edm.smap(E=20, theta=2.0, singular_values=True, backend="gpu")
+    b = da.edm.smap(E=20, theta=2.0, singular_values=True, backend="cpu")
+    _close(a.prediction.values, b.prediction.values)
+    _close(a.singular_values.values, b.singular_values.values)
+    _close(a.coefficients.values, b.coefficients.values, rtol=1e-3)
+    ties = np.stack([runs_series(s, 400, 12, 1, 4)[0] for s in range(3)])
+    da = xr.DataArray(ties, dims=("unit", "time"))
+    for kw in (dict(E=4, theta=3.0), dict(E=6, theta=[0.0, 2.0], knn=12),
+               dict(E=3, theta=1.0, solver="ridge", alpha=0.1, singular_values=True)):
+        a = da.edm.smap(backend="gpu", **kw)
+        b = da.edm.smap(backend="cpu", **kw)
+        for name in b.data_vars:
+            _close(a[name].values, b[name].values)
+
+
+def test_smap_gpu_flagged_problems_take_the_rescaling_kernel(monkeypatch):
+    # weights or ridge rows whose squares under/overflow: the tall-skinny kernel flags the
+    # problem, the per-thread kernel (the CPU's power-of-2 rescaling) solves it
+    sent = _spy_thread(monkeypatch)
+    x = xr.DataArray(np.sin(np.arange(300) * 0.37) + 0.01 * np.cos(np.arange(300) * 2.1),
+                     dims="time")
+    for kw in (dict(E=3, theta=2000.0), dict(E=3, theta=1.0, solver="ridge", alpha=1e280)):
+        sent.clear()
+        a = x.edm.smap(backend="gpu", singular_values=True, **kw)
+        b = x.edm.smap(backend="cpu", singular_values=True, **kw)
+        assert sum(sent) > 0, kw
+        for name in b.data_vars:
+            _close(a[name].values, b[name].values)
+
+
+def test_smap_gpu_many_coordinates_thread_kernel(monkeypatch):
+    # D + 1 > 32 unknowns: no tall-skinny kernel (a warp's lanes), the per-thread one
+    sent = _spy_thread(monkeypatch)
+    x = xr.DataArray(np.sin(np.arange(260) * 0.3) + 0.2 * np.random.default_rng(1)
+                     .standard_normal(260), dims="time")
+    a = x.edm.smap(E=33, theta=1.0, backend="gpu", singular_values=True)
+    b = x.edm.smap(E=33, theta=1.0, backend="cpu", singular_values=True)
+    assert sum(sent) > 0
+    for name in b.data_vars:
+        _close(a[name].values, b[name].values)
