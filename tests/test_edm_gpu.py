@@ -11,7 +11,10 @@ Tolerances, per operation:
   1 ulp);
 - S-map (smap_predict): predictions, coefficients and singular values within 1e-9 of the
   largest |value| of the CPU's (the same Householder QR, its dot products summed in another
-  order, and the rounding amplified by each local fit's conditioning);
+  order, and the rounding amplified by each local fit's conditioning).  On numerically
+  rank-deficient fits (smooth Lorenz-63 at E = 20) the coefficients along the smallest kept
+  singular directions are fixed by rounding alone (tests/test_smap_tsqr.py): there
+  coefficients agree to 1e-9 in the well-determined directions and to 1e-3 overall;
 - public functions with backend="gpu": equal to backend="cpu" to rtol 1e-12 and to naive as
   the CPU tests ask (1e-9).
 
@@ -446,12 +449,16 @@ def test_smap_gpu_runs_of_equal_values_and_naive(seed):
     dict(E=4, theta=1.0, exclusion_radius=5, solver="ridge", alpha=0.2),
     dict(E=1, theta=3.0, Tp=-2),
 ])
-def test_smap_gpu_normal_equations_long_series(kw, monkeypatch):
-    # every library point a neighbour: the normal-equation path (W2 @ P on cuBLAS, batched
-    # Cholesky, one refinement step); the QR kernel only for rejected problems
+@pytest.mark.parametrize("normal_first", [True, False])
+def test_smap_gpu_normal_equations_long_series(kw, normal_first, monkeypatch):
+    # every library point a neighbour.  NORMAL_FIRST: the normal-equation path (W2 @ P on
+    # cuBLAS, batched Cholesky, refinement), the QR solver only for rejected problems; by
+    # default every problem goes to the QR solver's tall-skinny kernel
     import xedm
     import xedm.kernels.gpu_smap as G
 
+    monkeypatch.setattr(G, "NORMAL_FIRST", normal_first)
+    sent = _spy_thread(monkeypatch)
     rows = []
     qr = G.smap_qr
 
@@ -470,15 +477,23 @@ def test_smap_gpu_normal_equations_long_series(kw, monkeypatch):
     b = da.edm.smap(backend="cpu", **kw)
     for name in ("prediction", "coefficients"):
         _close(a[name].values, b[name].values)
-    assert sum(rows) <= 0.01 * len(x)
+    if normal_first:
+        assert sum(rows) <= 0.01 * len(x)
+    else:
+        assert sum(rows) >= 0.95 * len(x)
+    assert sum(sent) == 0
     np.testing.assert_allclose(float(a.rho), float(b.rho), rtol=1e-12)
 
 
-def test_smap_gpu_block_solver_equals_its_numpy_form():
-    # the same smap_normal code on CuPy (GPU kernel) and on NumPy (the CPU reference form)
+def test_smap_gpu_block_solver_equals_its_numpy_form(monkeypatch):
+    # the same smap_normal code on CuPy (GPU kernel, NORMAL_FIRST) and on NumPy (the CPU
+    # reference form)
     from test_smap_normal import kernel_args, numpy_block
 
     import xedm
+    import xedm.kernels.gpu_smap as G
+
+    monkeypatch.setattr(G, "NORMAL_FIRST", True)
 
     x = xedm.datasets.lorenz63(600).x.values.copy()
     x[50] = np.nan
@@ -542,34 +557,56 @@ def _with_sv(args):
     return args[:17] + (True,) + args[18:]
 
 
-def test_smap_tsqr_factor_equals_numpy_reference():
-    # the CUDA kernel's factor against tests/test_smap_tsqr.py's NumPy form of the same
-    # chunked reflections (rank-deficient designs: R's trailing entries are rounding noise,
-    # so the comparison is absolute, at 1e-12 of the largest entry)
-    from test_smap_tsqr import design, lorenz_args, tsqr_reference
-
+def _tsqr_factors(args, pis, rd):
     import xedm.kernels.gpu_smap_qr as Q
 
-    args = lorenz_args(500, 20, theta=2.0)
-    (Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi, idx, dist,
+    (Xpad, pad, lib_ok, pred_t, _ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi, idx, dist,
      _use, alpha, _sv, xexp, _yexp) = args
     Xpad = np.ascontiguousarray(Xpad, np.float64)
     dev = Q._device_args(Xpad, lib_ok, np.asarray(pred_t, np.int64), y,
                          np.asarray(thetas, np.float64), q_lo, q_hi, idx, dist, False,
                          np.asarray(xexp, np.int64))
     shape = (*Xpad.shape, lib_ok.shape[-1], len(pred_t))
-    pis = np.flatnonzero(pred_ok[0])[::41].astype(np.int64)
     zero = np.zeros(len(pis), np.int64)
-    for rd in (1, 2, 3):
-        R, info = Q.smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, 0, False, alpha, zero,
-                                 pis, zero, rd=rd)
-        R, info = R.get(), info.get()
+    R, info = Q.smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, 0, False, alpha, zero,
+                             np.asarray(pis, np.int64), zero, rd=rd)
+    return R.get(), info.get()
+
+
+@pytest.mark.parametrize("rd", [1, 2, 3])
+def test_smap_tsqr_factor_equals_numpy_reference(rd):
+    # the CUDA kernel's factor against tests/test_smap_tsqr.py's NumPy form of the same
+    # chunked reflections: equal to 1e-12 of the largest entry on well-conditioned fits; on
+    # smooth Lorenz at E = 20 (nearly dependent leading columns, so R's rows are fixed only
+    # to eps * cond of the leading columns) backward stable: R^T [R | Q^T b] = A^T [A | b]
+    from test_smap_tsqr import design, lorenz_args, tsqr_reference
+
+    import xedm
+
+    x = xedm.datasets.lorenz63(500).x.values
+    x = x + 0.05 * np.random.default_rng(2).standard_normal(len(x))
+    for args, exact in ((kernel_args_smap(x, E=5, theta=2.0), True),
+                        (lorenz_args(500, 20, theta=2.0), False)):
+        pis = np.flatnonzero(args[4][0])[::41]
+        R, info = _tsqr_factors(args, pis, rd)
         assert (info[:, 4] == 0).all()
         for i, pi in enumerate(pis):
             A, _ = design(args, 0, pi, 0, zero_rows=True)
-            ref = tsqr_reference(A, 32 * rd)
             assert info[i, 0] == (A[:, 0] != 0).sum()
-            np.testing.assert_allclose(R[i], ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+            nc = A.shape[1] - 1
+            if exact:
+                ref = tsqr_reference(A, 32 * rd)
+                np.testing.assert_allclose(R[i], ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+            lhs = R[i][:, :nc].T @ R[i]
+            rhs = A[:, :nc].T @ A
+            np.testing.assert_allclose(lhs, rhs, rtol=0, atol=1e-13 * np.abs(A).max() ** 2
+                                       * len(A))
+
+
+def kernel_args_smap(x, **kw):
+    from test_smap_normal import kernel_args
+
+    return kernel_args(xr.DataArray(x, dims="time"), **kw)
 
 
 @pytest.mark.parametrize("normal_first", [True, False])

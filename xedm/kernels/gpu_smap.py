@@ -6,13 +6,14 @@ Imported only for ``backend="gpu"``.  Same signature and semantics::
                  idx, dist, use_table, alpha, want_sv, xexp, yexp)
         -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
 
-With every library point a neighbour (the default), the normal-equation solver of
-:mod:`xedm.kernels.smap_normal` on CuPy arrays (the design shared with the CPU,
-:mod:`xedm.kernels.cpu_smap`); the problems it rejects (ill-conditioned or rank-deficient
-local fits: on smooth data at large E, all of them), neighbour tables and singular values go
-to the QR solver of :mod:`xedm.kernels.gpu_smap_qr` (a tall-skinny Householder QR, one warp
-per problem, and the minimum-norm SVD solve from the triangular factor, batched on the
-device).
+Every problem (series, prediction row, theta) goes to the QR solver of
+:mod:`xedm.kernels.gpu_smap_qr`: a tall-skinny Householder QR, one warp per problem, and the
+minimum-norm SVD solve from the triangular factor, batched on the device.  The
+normal-equation solver of :mod:`xedm.kernels.smap_normal` (the CPU's first stage,
+:mod:`xedm.kernels.cpu_smap`) can run first on CuPy arrays (``NORMAL_FIRST``), but it is off:
+on an H100 the QR solver alone took 74 ms against 188 ms with it at L = 10,000, E = 20,
+theta = 2 on smooth Lorenz-63 (every problem rejected by the normal equations), and 50 ms
+against 63 ms on the same data with noise (every problem accepted).
 """
 
 from __future__ import annotations
@@ -48,17 +49,20 @@ extern "C" __global__ void smap_dist(
 """
 
 
+NORMAL_FIRST = False  # the normal-equation solver before the QR solver (measured slower)
+
+
 def smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
                  idx, dist, use_table, alpha, want_sv, xexp, yexp):
     """S-map predictions, coefficients and singular values for every theta (see
     :func:`xedm.kernels.cpu_predict.smap_predict`); NumPy arrays out.
 
-    Every library point a neighbour: the normal-equation solver of
-    :mod:`xedm.kernels.smap_normal` on CuPy arrays (distances by a CUDA kernel, the normal
-    equations of a block of rows as one cuBLAS product, batched Cholesky and one refinement
-    step), the rejected problems by :func:`smap_qr`.  Neighbour tables and singular values:
-    :func:`smap_qr`."""
-    if use_table or want_sv:
+    The QR solver (:func:`xedm.kernels.gpu_smap_qr.smap_qr`) for every problem; with
+    ``NORMAL_FIRST`` and every library point a neighbour, the normal-equation solver of
+    :mod:`xedm.kernels.smap_normal` on CuPy arrays first (distances by a CUDA kernel, the
+    normal equations of a block of rows as one cuBLAS product, batched Cholesky and
+    refinement), the QR solver for the problems it rejects."""
+    if use_table or want_sv or not NORMAL_FIRST:
         return smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo,
                        q_hi, idx, dist, use_table, alpha, want_sv, xexp, yexp)
     import cupy as cp

@@ -1,16 +1,11 @@
 """S-map's QR solver on the GPU (CuPy), for :mod:`xedm.kernels.gpu_smap`.
 
-Imported only for ``backend="gpu"``.  Same signature and semantics::
+Imported only for ``backend="gpu"``.  ``smap_qr`` has the signature and semantics of
+:func:`xedm.kernels.cpu_predict.smap_predict`::
 
-    smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
-                 idx, dist, use_table, alpha, want_sv, xexp, yexp)
+    smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
+            idx, dist, use_table, alpha, want_sv, xexp, yexp)
         -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
-
-``smap_predict``: with every library point a neighbour (the default), the normal-equation
-solver of :mod:`xedm.kernels.smap_normal` on CuPy arrays (the design shared with the CPU,
-:mod:`xedm.kernels.cpu_smap`); the problems it rejects (ill-conditioned or rank-deficient
-local fits: on smooth data at large E, all of them), neighbour tables and singular values go
-to ``smap_qr``, below.
 
 ``smap_qr``: the CPU's Householder QR / minimum-norm SVD solver, in three steps on the device.
 
@@ -441,18 +436,19 @@ def tsqr_rows(nc):
     return 3 if nc <= 12 else 2 if nc <= 24 else 1
 
 
-def _tsqr_kernel(nc, rd):
+def _tsqr_kernel(nc, rd, warps):
     import cupy as cp
 
-    key = (nc, rd)
+    key = (nc, rd, warps)
     if key not in _TSQR_CACHE:
         mod = cp.RawModule(code=_TSQR, options=("--std=c++17", f"-DNC={nc}", f"-DRD={rd}",
-                                                f"-DWPB={WARPS}"))
+                                                f"-DWPB={warps}"))
         _TSQR_CACHE[key] = mod.get_function("smap_tsqr")
     return _TSQR_CACHE[key]
 
 
 _SCRATCH = 4 << 30  # bytes of design matrices in flight (smap_qr_thread)
+_BATCH_BYTES = 1 << 28  # bytes of triangular factors a batch of problems (smap_qr)
 
 
 def _norms(xp, R):
@@ -509,7 +505,7 @@ def _device_args(Xpad, lib_ok, pred_t, y, thetas, q_lo, q_hi, idx, dist, use_tab
 
 
 def smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb, ppi, pit,
-                 rd=None):
+                 rd=None, warps=None):
     """Factors of the problems (pb, ppi, pit) by ``smap_tsqr`` (one warp a problem): CuPy
     R (n, nc, nc + 1) (the factor, then Q^T b) and info (n, 5): neighbours, smallest and
     mean distance, the log of the weights' common factor, and 1 where the problem must go
@@ -524,8 +520,9 @@ def smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb,
     info = cp.zeros((n, 5), cp.float64)
     if n == 0:
         return R, info
-    kern = _tsqr_kernel(nc, int(rd or tsqr_rows(nc)))
-    kern(((n + WARPS - 1) // WARPS,), (32 * WARPS,),
+    warps = int(warps or WARPS)
+    kern = _tsqr_kernel(nc, int(rd or tsqr_rows(nc)), warps)
+    kern(((n + warps - 1) // warps,), (32 * warps,),
          (dev["X"], i64(C), i64(W), i64(pad), dev["lib"], i64(T), dev["pt"], i64(P), dev["y"],
           i64(E), i64(tau), i64(Tp), dev["th"], i64(excl), dev["qlo"], dev["qhi"],
           dev["idx"], dev["dist"], i64(depth), np.int32(bool(use_table)), np.float64(alpha),
@@ -597,61 +594,65 @@ def smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_l
     bb, pp = np.nonzero(ok)
     if len(bb) == 0 or nth == 0:
         return pred, coef, sv
-    pb = np.repeat(bb, nth).astype(np.int64)
-    ppi = np.repeat(pp, nth).astype(np.int64)
-    pit = np.tile(np.arange(nth, dtype=np.int64), len(bb))
+    pb_all = np.repeat(bb, nth).astype(np.int64)
+    ppi_all = np.repeat(pp, nth).astype(np.int64)
+    pit_all = np.tile(np.arange(nth, dtype=np.int64), len(bb))
     nridge = D if alpha > 0.0 else 0
     depth = int(idx.shape[2]) if use_table else 0
     dev = _device_args(Xpad, lib_ok, pred_t, y, thetas, q_lo, q_hi, idx, dist, use_table, xexp)
     shape = (B, C, W, T, P)
-    if nc <= TSQR_MAX_NC:
-        Rd, info = smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha,
-                                pb, ppi, pit)
-        flagged = np.flatnonzero(info[:, 4].get() != 0)
-    else:
-        Rd = info = None
-        flagged = np.arange(len(pb))
-    if len(flagged):  # the CPU's rescaled reflections, one thread a problem
-        R2, i2 = smap_qr_thread(dev, shape, pad, E, tau, Tp, excl, q_lo, q_hi, depth,
-                                use_table, alpha, pb[flagged], ppi[flagged], pit[flagged])
-        if Rd is None:
-            Rd, info = R2, i2
+    cpu_rows = set()
+    batch = max(1, _BATCH_BYTES // (8 * nc * (nc + 1)))
+    for s0 in range(0, len(pb_all), batch):  # bounded device memory for the factors
+        pb, ppi, pit = (a[s0:s0 + batch] for a in (pb_all, ppi_all, pit_all))
+        if nc <= TSQR_MAX_NC:
+            Rd, info = smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha,
+                                    pb, ppi, pit)
+            flagged = np.flatnonzero(info[:, 4].get() != 0)
         else:
-            fl = cp.asarray(flagged)
-            Rd[fl] = R2
-            info[fl] = i2
-    inf = info.get()
-    m = inf[:, 0].astype(np.int64)
-    rows = m + nridge
-    good = (m > 0) & (rows >= nc)
-    low = np.flatnonzero((m > 0) & (rows < nc))
-    cpu_rows = set(zip(pb[low].tolist(), ppi[low].tolist(), strict=True))
-    if good.any():
-        gi = np.flatnonzero(good)
-        gb, gpi, git = pb[gi], ppi[gi], pit[gi]
-        Rg = Rd[cp.asarray(gi)]
-        R = Rg[:, :, :nc]
-        sol = _finish(cp, R, Rg[:, :, nc], cp.asarray(rows[gi]), nc).get()
-        # the state of each prediction point: [1, x_c(p - e tau) for c for e]
-        xp = np.ones((len(gb), nc))
-        for c in range(C):
-            for e in range(int(E)):
-                xp[:, 1 + c * int(E) + e] = Xpad[gb, c, pad + pred_t[gpi] - e * tau]
-        yhat = np.zeros(len(gb))
-        for cc in range(nc):
-            yhat += sol[:, cc] * xp[:, cc]
-        pred[git, gb, gpi] = np.ldexp(yhat, yexp[gb])
-        shift = np.where(np.arange(nc) > 0, xexp[gb][:, None], 0)
-        coef[git, gb, gpi] = np.ldexp(sol, yexp[gb][:, None] - shift)
-        if want_sv:
-            gmax = np.maximum(0, xexp[gb])
-            svcol = np.empty((len(gb), nc))
-            svcol[:, 0] = np.ldexp(1.0, -gmax)
-            svcol[:, 1:] = np.ldexp(1.0, xexp[gb] - gmax)[:, None]
-            s = cp.linalg.svd(R * cp.asarray(svcol)[:, None, :], compute_uv=False).get()
-            s = -np.sort(-s, axis=1)
-            lf = inf[gi, 3]
-            sv[git, gb, gpi] = np.ldexp(s * np.exp(-lf)[:, None], gmax[:, None])
+            Rd = info = None
+            flagged = np.arange(len(pb))
+        if len(flagged):  # the CPU's rescaled reflections, one thread a problem
+            R2, i2 = smap_qr_thread(dev, shape, pad, E, tau, Tp, excl, q_lo, q_hi, depth,
+                                    use_table, alpha, pb[flagged], ppi[flagged], pit[flagged])
+            if Rd is None:
+                Rd, info = R2, i2
+            else:
+                fl = cp.asarray(flagged)
+                Rd[fl] = R2
+                info[fl] = i2
+        inf = info.get()
+        m = inf[:, 0].astype(np.int64)
+        rows = m + nridge
+        good = (m > 0) & (rows >= nc)
+        low = np.flatnonzero((m > 0) & (rows < nc))
+        cpu_rows |= set(zip(pb[low].tolist(), ppi[low].tolist(), strict=True))
+        if good.any():
+            gi = np.flatnonzero(good)
+            gb, gpi, git = pb[gi], ppi[gi], pit[gi]
+            Rg = Rd[cp.asarray(gi)]
+            R = Rg[:, :, :nc]
+            sol = _finish(cp, R, Rg[:, :, nc], cp.asarray(rows[gi]), nc).get()
+            # the state of each prediction point: [1, x_c(p - e tau) for c for e]
+            xp = np.ones((len(gb), nc))
+            for c in range(C):
+                for e in range(int(E)):
+                    xp[:, 1 + c * int(E) + e] = Xpad[gb, c, pad + pred_t[gpi] - e * tau]
+            yhat = np.zeros(len(gb))
+            for cc in range(nc):
+                yhat += sol[:, cc] * xp[:, cc]
+            pred[git, gb, gpi] = np.ldexp(yhat, yexp[gb])
+            shift = np.where(np.arange(nc) > 0, xexp[gb][:, None], 0)
+            coef[git, gb, gpi] = np.ldexp(sol, yexp[gb][:, None] - shift)
+            if want_sv:
+                gmax = np.maximum(0, xexp[gb])
+                svcol = np.empty((len(gb), nc))
+                svcol[:, 0] = np.ldexp(1.0, -gmax)
+                svcol[:, 1:] = np.ldexp(1.0, xexp[gb] - gmax)[:, None]
+                s = cp.linalg.svd(R * cp.asarray(svcol)[:, None, :], compute_uv=False).get()
+                s = -np.sort(-s, axis=1)
+                lf = inf[gi, 3]
+                sv[git, gb, gpi] = np.ldexp(s * np.exp(-lf)[:, None], gmax[:, None])
     if cpu_rows:  # fewer rows than unknowns: the CPU kernel's lstsq for those rows
         from .cpu_predict import smap_predict as cpu_smap
 
