@@ -307,6 +307,12 @@ def test_auto_picks_gpu_for_large_work_and_records_it():
 
     if "smap_predict" in AUTO_CPU_ONLY:  # its GPU twin measured slower than the CPU
         assert x.edm.smap(E=2).attrs["backend"] == "cpu"
+    else:
+        a = x.edm.smap(E=2)
+        assert a.attrs["backend"] == "gpu"
+        b = x.edm.smap(E=2, backend="cpu")
+        for name in b.data_vars:
+            _close(a[name].values, b[name].values)
 
 
 # ---- ccm: deep sorted tables and sampled-library skill ------------------------------------
