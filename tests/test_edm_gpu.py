@@ -311,8 +311,10 @@ def test_auto_picks_gpu_for_large_work_and_records_it():
         a = x.edm.smap(E=2)
         assert a.attrs["backend"] == "gpu"
         b = x.edm.smap(E=2, backend="cpu")
-        for name in b.data_vars:
+        # (a sine is an exact linear recurrence: mae and rmse are rounding noise)
+        for name in ("prediction", "coefficients"):
             _close(a[name].values, b[name].values)
+        np.testing.assert_allclose(float(a.rho), float(b.rho), rtol=1e-12)
 
 
 # ---- ccm: deep sorted tables and sampled-library skill ------------------------------------
@@ -663,7 +665,9 @@ def test_smap_gpu_multi_series_rank_deficient_ties_gaps():
     b = da.edm.smap(E=20, theta=2.0, singular_values=True, backend="cpu")
     _close(a.prediction.values, b.prediction.values)
     _close(a.singular_values.values, b.singular_values.values)
-    _close(a.coefficients.values, b.coefficients.values, rtol=1e-3)
+    # (coefficients at E = 20: fixed by rounding along the smallest kept singular directions,
+    # so compared in the well-determined subspace by test_smap_gpu_rank_deficient_lorenz_E20;
+    # on Lorenz z they differ by 0.4% of the largest)
     ties = np.stack([runs_series(s, 400, 12, 1, 4)[0] for s in range(3)])
     da = xr.DataArray(ties, dims=("unit", "time"))
     for kw in (dict(E=4, theta=3.0), dict(E=6, theta=[0.0, 2.0], knn=12),
@@ -678,9 +682,12 @@ def test_smap_gpu_flagged_problems_take_the_rescaling_kernel(monkeypatch):
     # weights or ridge rows whose squares under/overflow: the tall-skinny kernel flags the
     # problem, the per-thread kernel (the CPU's power-of-2 rescaling) solves it
     sent = _spy_thread(monkeypatch)
-    x = xr.DataArray(np.sin(np.arange(300) * 0.37) + 0.01 * np.cos(np.arange(300) * 2.1),
-                     dims="time")
-    for kw in (dict(E=3, theta=2000.0), dict(E=3, theta=1.0, solver="ridge", alpha=1e280)):
+    # 150 steps at a level far from the rest: at theta = 200 their weights, seen from the
+    # later states, are about 1e-228, so a first chunk made of them has squares that underflow
+    # (248 of the 398 problems, tests/test_smap_tsqr.py's design() shows)
+    t = np.arange(400)
+    x = xr.DataArray(np.where(t < 150, 1.0, 0.01 * np.sin(0.37 * t)), dims="time")
+    for kw in (dict(E=3, theta=200.0), dict(E=3, theta=1.0, solver="ridge", alpha=1e280)):
         sent.clear()
         a = x.edm.smap(backend="gpu", singular_values=True, **kw)
         b = x.edm.smap(backend="cpu", singular_values=True, **kw)
