@@ -31,7 +31,13 @@ kernel.
 Agreement with the CPU: the same factor and solve up to rounding (another summation order,
 CUDA's ``exp``, another SVD algorithm on the small factor), amplified by the conditioning of
 each local fit; the tests ask for 1e-9 of the largest |value| on predictions, coefficients
-and singular values, rank-deficient fits included.
+and singular values.  On numerically rank-deficient fits (smooth Lorenz-63 at E = 20) the
+coefficients along the smallest kept singular directions are fixed by rounding alone, on the
+CPU as here (tests/test_smap_tsqr.py): they agree to 1e-9 in the well-determined directions.
+
+On an H100 at L = 10,000, E = 20, theta = 2 (smooth Lorenz-63, every fit rank deficient)
+``smap_tsqr`` takes 36 ms and the finishing 27 ms (mostly the batched SVD); the whole S-map
+call 73-82 ms, against 7.4 s with one thread per problem for everything.
 """
 
 from __future__ import annotations
