@@ -64,10 +64,12 @@ def gpu_available() -> bool:
 # call takes milliseconds either way while a kernel's first compilation (NVRTC, about a
 # second, then cached on disk by CuPy) would dominate
 GPU_MIN_WORK = 2**24
-# GPU twins that "auto" never picks: measured slower than the CPU kernels (S-map, one thread
-# per least-squares problem: 7.3 s on an H100 against 2.4 s on its 16 cores at L = 10,000,
-# E = 20); backend="gpu" still runs them
-AUTO_CPU_ONLY = frozenset({"smap_predict"})
+# GPU twins that "auto" never picks because they measured slower than the CPU kernels;
+# backend="gpu" still runs them.  None today: S-map's twin was one (one thread per
+# least-squares problem, 7.3 s on an H100 against 2.4 s on its 16 cores at L = 10,000,
+# E = 20) until its tall-skinny QR solver (gpu_smap_qr); at GPU_MIN_WORK (L = 4,096, Lorenz-63
+# x, theta = 2) it took 6.2 ms against 30 ms at E = 3 and 25 ms against 0.53 s at E = 20
+AUTO_CPU_ONLY: frozenset[str] = frozenset()
 
 
 def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = (),

@@ -11,8 +11,9 @@ block of prediction rows of one series against every library point of that serie
 - refinement steps with the residual from the data, again two matrix products each
   (``(b - X A^T) * W2`` then ``@ A``), and the acceptance test.
 
-``xp`` is ``numpy`` or ``cupy``: the GPU kernel (:mod:`xedm.kernels.gpu_smap`) runs this code
-on CuPy arrays, and the tests run it on NumPy arrays as the GPU path's reference on machines
+``xp`` is ``numpy`` or ``cupy``: the GPU kernel (:mod:`xedm.kernels.gpu_smap`) can run this
+code on CuPy arrays before its QR solver (``gpu_smap.NORMAL_FIRST``, off: the QR solver alone
+measured faster), and the tests run it on NumPy arrays as that path's reference on machines
 without a GPU.  :func:`distances` is the NumPy form of the GPU's distance kernel.
 """
 
