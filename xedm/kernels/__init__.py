@@ -60,7 +60,7 @@ def gpu_available() -> bool:
 
 # backend="auto" takes the GPU for EDM work of at least this many (prediction x library
 # point x column) pairs, one series of L = 4,096: there simplex took 3.9 ms on an H100
-# against 8.7 ms on its 16 cores (benchmarks/results/gpu_h100.json), and below it every
+# against 8.7 ms on its 16 cores (an earlier run, scan kernel), and below it every
 # call takes milliseconds either way while a kernel's first compilation (NVRTC, about a
 # second, then cached on disk by CuPy) would dominate
 GPU_MIN_WORK = 2**24
