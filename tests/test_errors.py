@@ -100,7 +100,10 @@ def test_auto_backend_rule(monkeypatch):
     need = ["knn_sweep", "simplex_predict"]
     assert K.resolve_backend("auto", need, K.GPU_MIN_WORK) == "gpu"
     assert K.resolve_backend("auto", need, K.GPU_MIN_WORK - 1) == "cpu"
-    assert K.resolve_backend("auto", ["knn_sweep", "smap_predict"], 2**40) == "cpu"  # slower
+    assert K.resolve_backend("auto", ["knn_sweep", "smap_predict"], K.GPU_MIN_WORK) == "gpu"
+    # a twin measured slower than the CPU (AUTO_CPU_ONLY) keeps "auto" on the CPU
+    monkeypatch.setattr(K, "AUTO_CPU_ONLY", frozenset({"smap_predict"}))
+    assert K.resolve_backend("auto", ["knn_sweep", "smap_predict"], 2**40) == "cpu"
     assert K.resolve_backend("gpu", ["knn_sweep", "smap_predict"], 10) == "gpu"
     monkeypatch.setattr(K, "gpu_available", lambda: False)
     assert K.resolve_backend("auto", need, 2**40) == "cpu"
