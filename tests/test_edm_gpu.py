@@ -14,7 +14,8 @@ Tolerances, per operation:
   order, and the rounding amplified by each local fit's conditioning).  On numerically
   rank-deficient fits (smooth Lorenz-63 at E = 20) the coefficients along the smallest kept
   singular directions are fixed by rounding alone (tests/test_smap_tsqr.py): there
-  coefficients agree to 1e-9 in the well-determined directions and to 1e-3 overall;
+  coefficients agree to 1e-9 in the well-determined directions and to 1e-3 overall; with
+  few neighbours (knn = 12) on runs of equal values, coefficients to 1e-8;
 - public functions with backend="gpu": equal to backend="cpu" to rtol 1e-12 and to naive as
   the CPU tests ask (1e-9).
 
@@ -685,7 +686,10 @@ def test_smap_gpu_multi_series_rank_deficient_ties_gaps():
         a = da.edm.smap(backend="gpu", **kw)
         b = da.edm.smap(backend="cpu", **kw)
         for name in b.data_vars:
-            _close(a[name].values, b[name].values)
+            # knn = 12 neighbours on runs of equal values: few distinct rows, ill-conditioned
+            # local fits, so the coefficients' rounding is amplified more (1.6e-9 measured)
+            tie_fit = name == "coefficients" and "knn" in kw
+            _close(a[name].values, b[name].values, rtol=1e-8 if tie_fit else 1e-9)
 
 
 def test_smap_gpu_flagged_problems_take_the_rescaling_kernel(monkeypatch):
