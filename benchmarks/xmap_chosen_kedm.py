@@ -1,0 +1,54 @@
+#!/usr/bin/env python
+"""xmap with E chosen per series, N = 1,000 series x L = 10,000 steps, on the GPU: xedm
+(``E=None, E_max=10``; first call, kernel compilation included unless CuPy's cache is warm)
+against kEDM's GPU build (``edim(E_max=10)`` per series, then ``xmap``), in one process.
+``python benchmarks/xmap_chosen_kedm.py [OUT.json]`` from the repository root; needs
+``kedm-cuda13x``.  benchmarks/gpu.py skips this kEDM row when its estimate from L = 1,000
+passes ``--peer-limit``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import xedm
+
+
+def main(out=None, N=1000, L=10000):
+    import cupy as cp
+
+    xedm.set_options(progress=False)
+    ds = xedm.datasets.many_series(N, L, seed=0)
+    X = ds.x.transpose("series", ...).values
+    d32 = np.ascontiguousarray(X.T.astype(np.float32))
+    res = {"case": "xmap", "N": N, "L": L, "E": "chosen (E_max=10)"}
+    t0 = time.perf_counter()
+    g = ds.x.edm.xmap(dim="series", backend="gpu", E=None, E_max=10)
+    cp.cuda.Device().synchronize()
+    res["xedm_gpu_first_call"] = time.perf_counter() - t0
+    print(res, flush=True)
+    cpus = os.sched_getaffinity(0)
+    import kedm
+
+    os.sched_setaffinity(0, cpus)  # Kokkos binds the importing thread to one core
+    t0 = time.perf_counter()
+    edims = [int(kedm.edim(np.ascontiguousarray(d32[:, i]), E_max=10)) for i in range(N)]
+    t1 = time.perf_counter()
+    kedm.xmap(d32, edims)
+    res["kedm_edim"] = t1 - t0
+    res["kedm_xmap"] = time.perf_counter() - t1
+    res["kedm_gpu"] = res["kedm_edim"] + res["kedm_xmap"]
+    res["E_agree"] = float(np.mean(np.array(edims) == np.asarray(g["E"].values).ravel()[:N]))
+    print(res, flush=True)
+    if out:
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)
