@@ -57,7 +57,6 @@ _PART_BYTES = 2 << 30  # partial lists of all slices together at most
 SORTED_MIN_ROWS = 4096  # (series x prediction rows) from which the sorted kernel runs
 SORTED_SPLIT_ROWS = 2**15  # below it, each warp's walk in two slices (left, right)
 SORTED_KEY_LAGS = 64  # lags summed into the sorted kernel's key at most
-_COUNT = False  # instrumented kernels (development: counters in g_cnt)
 
 _CACHE: dict = {}
 
@@ -87,6 +86,20 @@ __device__ __forceinline__ void insert(double* kd, int* kq, int k, double d, int
     kq[j] = q;
 }
 """
+
+
+# the parameters both kNN kernels start with
+_PARAMS = r"""
+    const double* __restrict__ X, const long long W, const long long pad,
+    const unsigned char* __restrict__ lib_ok, const long long* __restrict__ pred_t,
+    const unsigned char* __restrict__ pred_ok, const long long T, const long long P,
+    const long long B, const long long tau, const long long excl"""
+
+
+def _layout(E_list, k_list):
+    """nE, the largest E, each E's offset in the per-thread lists, and their total length."""
+    offs = np.concatenate([[0], np.cumsum(k_list)]).astype(int)
+    return len(E_list), int(E_list[-1]), offs, int(offs[-1])
 
 
 def _thresholds(nE, row):
@@ -127,15 +140,12 @@ def _candidate(E_list, k_list, C, offs):
     a = out.append
     a("        const long long dq = q - p;\n")
     a("        if (dq <= excl && dq >= -excl) continue;\n")
-    a("        ++npair;\n" if _COUNT else "")
     a("        double acc = 0.0;\n")
     ie = 0
     for e in range(Emax):
         for c in range(C):
             a(f"        {{ const double d = xq[{e * C + c}] - __ldg(xc + {c} * W - {e} * tau); "
               "acc = acc + d * d; }\n")
-        if _COUNT:
-            a("        ++nlag;\n")
         while ie < nE and int(E_list[ie]) == e + 1:
             k = int(k_list[ie])
             o = int(offs[ie])
@@ -169,20 +179,12 @@ def _write_parts(E_list, k_list, offs, row, slice_):
 def _scan_source(E_list, k_list, C):
     """The scan kernel for one (E_list, k_list, C): loops over lags unrolled, every E's
     bookkeeping at its lag, the thresholds in registers."""
-    nE = len(E_list)
-    Emax = int(E_list[-1])
-    offs = np.concatenate([[0], np.cumsum(k_list)]).astype(int)
-    ktot = int(offs[-1])
+    nE, Emax, offs, ktot = _layout(E_list, k_list)
     L = []
     a = L.append
     a(_COMMON)
-    a("__device__ unsigned long long g_cnt[8];\n" if _COUNT else "")
     a(r"""
-extern "C" __global__ void knn_scan(
-    const double* __restrict__ X, const long long W, const long long pad,
-    const unsigned char* __restrict__ lib_ok, const long long* __restrict__ pred_t,
-    const unsigned char* __restrict__ pred_ok, const long long T, const long long P,
-    const long long B, const long long tau, const long long excl,
+extern "C" __global__ void knn_scan(""" + _PARAMS + r""",
     const long long* __restrict__ q_lo, const long long* __restrict__ q_hi, const int S,
     double* __restrict__ part_d, int* __restrict__ part_q)
 {
@@ -196,7 +198,6 @@ extern "C" __global__ void knn_scan(
     a("    const long long p = pred_t[pi];\n")
     a("    bool any = false;\n")
     a(_thresholds(nE, "pi"))
-    a("    unsigned long long nlag = 0, npair = 0;\n" if _COUNT else "")
     a("    if (any) {\n")
     a("    const double* xb = X + b * " + str(C) + " * W + pad;\n")
     a(_query(Emax, C))
@@ -209,8 +210,6 @@ extern "C" __global__ void knn_scan(
     a("        const double* xc = xb + q;\n")
     a(_candidate(E_list, k_list, C, offs))
     a("    }\n    }\n")  # candidate loop, any
-    if _COUNT:
-        a("    atomicAdd(g_cnt + 3, nlag); atomicAdd(g_cnt + 4, npair);\n")
     a(_write_parts(E_list, k_list, offs, "pi", "s"))
     a("}\n")
     return "#include <math_constants.h>\n" + "".join(L)
@@ -220,20 +219,12 @@ def _sorted_source(E_list, k_list, C):
     """The sorted kernel for one (E_list, k_list, C): the candidate step of the scan kernel
     (:func:`_candidate`), visiting library points in the order of their first coordinate
     outwards from the warp's rows (see :func:`knn_device`)."""
-    nE = len(E_list)
-    Emax = int(E_list[-1])
-    offs = np.concatenate([[0], np.cumsum(k_list)]).astype(int)
-    ktot = int(offs[-1])
+    nE, Emax, offs, ktot = _layout(E_list, k_list)
     L = []
     a = L.append
     a(_COMMON)
-    a("__device__ unsigned long long g_cnt[8];\n" if _COUNT else "")
     a(r"""
-extern "C" __global__ void knn_sorted(
-    const double* __restrict__ X, const long long W, const long long pad,
-    const unsigned char* __restrict__ lib_ok, const long long* __restrict__ pred_t,
-    const unsigned char* __restrict__ pred_ok, const long long T, const long long P,
-    const long long B, const long long tau, const long long excl,
+extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     const int* __restrict__ perm, const int* __restrict__ cand,
     const double* __restrict__ ckey, const int* __restrict__ ncand,
     const double* __restrict__ keyt, const double m_lags, const double delta,
@@ -249,7 +240,6 @@ extern "C" __global__ void knn_sorted(
     a(f"    for (int i = 0; i < {ktot}; ++i) {{ kd[i] = CUDART_INF; kq[i] = -1; }}\n")
     a("    bool any = false;\n")
     a(_thresholds(nE, "pi"))
-    a("    unsigned long long nlag = 0, npair = 0;\n" if _COUNT else "")
     a("    const double* xb = X + b * " + str(C) + " * W + pad;\n")
     a(_query(Emax, C))
     a("".join(f"    double rm{i};\n" for i in range(nE)))
@@ -332,8 +322,6 @@ extern "C" __global__ void knn_sorted(
         }
     }
 """)
-    if _COUNT:
-        a("    atomicAdd(g_cnt + 3, nlag); atomicAdd(g_cnt + 4, npair);\n")
     a("    if (pi < 0) return;\n")
     a(_write_parts(E_list, k_list, offs, "pi", "blockIdx.y"))
     a("}\n")
@@ -398,6 +386,19 @@ def _merge_kernel():
         "knn_merge")
 
 
+def _merge(part_d, part_q, k_list, pt, idx, dist):
+    """The S partial lists part (S, nE, B, P, kmax) of every row merged into idx/dist (nE, B,
+    P, kmax), distances rooted."""
+    import cupy as cp
+
+    S, nE, B, P, kmax = part_d.shape
+    R = nE * B * P
+    i64 = np.int64
+    _merge_kernel()(((R + 255) // 256,), (256,),
+                    (part_d, part_q, i64(R), i64(B * P), i64(P), np.int32(kmax),
+                     cp.asarray(np.asarray(k_list, np.int64)), pt, np.int32(S), idx, dist))
+
+
 def _slices(rows, ncand, per_entry):
     """Slices per row: enough threads to fill the device, each slice at least _MIN_SLICE
     candidates, the partial lists under _PART_BYTES."""
@@ -458,16 +459,13 @@ def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_
     S = _slices(B * P, ncand, nE * kmax * 12)
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)
-    key = ("scan", tuple(E_list), tuple(k_list), C, _COUNT)
+    key = ("scan", tuple(E_list), tuple(k_list), C)
     scan = _module(key, _scan_source(E_list, k_list, C)).get_function("knn_scan")
     i64 = np.int64
     scan(((P + _BLOCK - 1) // _BLOCK, S, B), (_BLOCK,),
          (X, i64(W), i64(pad), lib, pt, pok, i64(T), i64(P), i64(B), i64(tau), i64(excl),
           qlo, qhi, np.int32(S), part_d, part_q))
-    R = nE * B * P
-    _merge_kernel()(((R + 255) // 256,), (256,),
-                    (part_d, part_q, i64(R), i64(B * P), i64(P), np.int32(kmax),
-                     cp.asarray(np.asarray(k_list, np.int64)), pt, np.int32(S), idx, dist))
+    _merge(part_d, part_q, k_list, pt, idx, dist)
 
 
 def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
@@ -500,17 +498,14 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)
-    key = ("sorted", tuple(E_list), tuple(k_list), C, _COUNT)
+    key = ("sorted", tuple(E_list), tuple(k_list), C)
     kern = _module(key, _sorted_source(E_list, k_list, C)).get_function("knn_sorted")
     i64 = np.int64
     kern(((P + _BLOCK - 1) // _BLOCK, S, B), (_BLOCK,),
          (X, i64(W), i64(pad), lib, pt, pok, i64(T), i64(P), i64(B), i64(tau), i64(excl),
           cp.ascontiguousarray(perm), cp.ascontiguousarray(cand), ckey, ncand,
           cp.ascontiguousarray(keyt), np.float64(m), np.float64(delta), part_d, part_q))
-    R = nE * B * P
-    _merge_kernel()(((R + 255) // 256,), (256,),
-                    (part_d, part_q, i64(R), i64(B * P), i64(P), np.int32(kmax),
-                     cp.asarray(np.asarray(k_list, np.int64)), pt, np.int32(S), idx, dist))
+    _merge(part_d, part_q, k_list, pt, idx, dist)
 
 
 def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
