@@ -30,8 +30,9 @@ Two kernels, one contract:
   k-th (the keys' rounding, ``delta``, and the distances' are added to the reach, so the
   bound is rigorous in floating point and exact ties are never cut).  The work is the
   candidates near each row in key space, not all L of them: L = 2^20, E = 20 on
-  Lorenz-63 in 0.6 s on an H100 against 4.1 s for the scan.  Small problems split each
-  warp's walk in two slices (span and right side, left side; ``SORTED_SPLIT_ROWS``).
+  Lorenz-63 in 0.32 s on an H100 against 4.1 s for the scan (benchmarks/results/).  Small
+  problems split each warp's walk in two slices (span and right side, left side;
+  ``SORTED_SPLIT_ROWS``).
 - the **scan** kernel (few rows: sparse prediction sets against long libraries): one CUDA
   thread owns one prediction row and scans a slice of the library in time order (a warp
   reads the same candidate: one broadcast load); the candidates of each row are split into
@@ -217,13 +218,21 @@ extern "C" __global__ void knn_scan(""" + _PARAMS + r""",
 
 def _sorted_source(E_list, k_list, C):
     """The sorted kernel for one (E_list, k_list, C): the candidate step of the scan kernel
-    (:func:`_candidate`), visiting library points in the order of their first coordinate
-    outwards from the warp's rows (see :func:`knn_device`)."""
+    (:func:`_candidate`), visiting library points in the order of their keys outwards from
+    the warp's rows (see the module docstring)."""
     nE, Emax, offs, ktot = _layout(E_list, k_list)
     L = []
     a = L.append
     a(_COMMON)
     a(r"""
+// how far (in key) a row with largest open threshold rm0 can take a candidate:
+// |key_p - key_q| <= sqrt(m d2) (Cauchy-Schwarz) with the distances' rounding (1e-12
+// relative) and the keys' (delta each); -1 for a row that takes none
+__device__ __forceinline__ double reach_of(double rm0, double m_lags, double delta) {
+    return rm0 < 0.0 ? -1.0
+        : sqrt(m_lags * rm0 * (1.0 + 1e-12)) * (1.0 + 1e-12) + 2.0 * delta;
+}
+
 extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     const int* __restrict__ perm, const int* __restrict__ cand,
     const double* __restrict__ ckey, const int* __restrict__ ncand,
@@ -246,10 +255,9 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     a(_remaining(nE))
     a(r"""
     // the row's key: the sum of the first m lags of column 0, within delta of the exact sum;
-    // no candidate whose key is farther than reach can enter (see _sorted)
+    // no candidate whose key is farther than reach(rm0) can enter (see _sorted)
     const double kp = any ? keyt[b * T + p] : 0.0;
-    double rm_seen = rm0, reach = rm0 < 0.0 ? -1.0
-        : sqrt(m_lags * rm0 * (1.0 + 1e-12)) * (1.0 + 1e-12) + 2.0 * delta;
+    double rm_seen = rm0, reach = reach_of(rm0, m_lags, delta);
     // the warp's rows span [xlo, xhi] in the key (rows that take neighbours)
     double xlo = any ? kp : CUDART_INF, xhi = any ? kp : -CUDART_INF;
     #pragma unroll
@@ -275,9 +283,9 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
         }
         const int c1 = lo;
         // the candidates inside the warp's span, then outwards one on each side at a time,
-        // each side until no row of the warp can take its next candidate: the first term of
-        // a distance, (x_p - x_q)^2, only grows outwards and never exceeds the sum
-        // two slices (gridDim.y = 2, small problems): the span and the right side, and the
+        // each side until no row of the warp can take its next candidate: key differences
+        // only grow outwards, and one beyond a row's reach rules the candidate out.
+        // Two slices (gridDim.y = 2, small problems): the span and the right side, and the
         // left side, merged afterwards
         const int split = gridDim.y == 2;
         int right = split && blockIdx.y == 1 ? c1 : c0, left = c0 - 1;
@@ -288,23 +296,17 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
             if (right < c1) {
                 at = right++;
             } else {
+                if (rm0 != rm_seen) {  // the row's thresholds fell since the last vote
+                    rm_seen = rm0;
+                    reach = reach_of(rm0, m_lags, delta);
+                }
                 // alternately right and left while both sides are open
                 for (int t = 0; t < 2 && at < 0; ++t, turn_r = !turn_r) {
                     if (turn_r && go_r) {
-                        if (rm0 != rm_seen) {
-                            rm_seen = rm0;
-                            reach = rm0 < 0.0 ? -1.0 : sqrt(m_lags * rm0 * (1.0 + 1e-12))
-                                * (1.0 + 1e-12) + 2.0 * delta;
-                        }
                         const double d0 = right < nc ? fabs(kp - key[right]) : 0.0;
                         go_r = right < nc && __any_sync(0xffffffffu, d0 <= reach);
                         if (go_r) at = right++;
                     } else if (!turn_r && go_l) {
-                        if (rm0 != rm_seen) {
-                            rm_seen = rm0;
-                            reach = rm0 < 0.0 ? -1.0 : sqrt(m_lags * rm0 * (1.0 + 1e-12))
-                                * (1.0 + 1e-12) + 2.0 * delta;
-                        }
                         const double d0 = left >= 0 ? fabs(kp - key[left]) : 0.0;
                         go_l = left >= 0 && __any_sync(0xffffffffu, d0 <= reach);
                         if (go_l) at = left--;
@@ -471,10 +473,10 @@ def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_
 def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     """Every E of ``E_list`` in one pass of the sorted kernel, into idx/dist (nE, B, P, kmax).
 
-    Per series, the library points (of any E) sorted by their first coordinate, and the
-    prediction rows in the same order, 32 neighbouring rows to a warp; the warp visits the
-    candidates from its rows' span outwards and stops on each side when the first term of
-    the distance rules out every row (see ``_sorted_source``)."""
+    Per series, the library points (of any E) sorted by key, and the prediction rows in the
+    same order, 32 neighbouring rows to a warp; the warp visits the candidates from its
+    rows' span outwards and stops on each side when the key difference rules out every row
+    (see ``_sorted_source``)."""
     import cupy as cp
 
     nE = len(E_list)
@@ -488,8 +490,9 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     for e in range(1, m):
         keyt += X[:, 0, pad - e * tau:W - e * tau]
     anyok = lib.any(axis=0)
-    cand = cp.argsort(cp.where(anyok, keyt, cp.inf), axis=1).astype(cp.int32)
-    ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, cand.astype(cp.int64), axis=1))
+    order = cp.argsort(cp.where(anyok, keyt, cp.inf), axis=1)
+    ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, order, axis=1))
+    cand = order.astype(cp.int32)
     ncand = anyok.sum(axis=1).astype(cp.int32)
     perm = cp.argsort(keyt[:, pt], axis=1).astype(cp.int32)
     # rounding of a key: m - 1 additions of values below 1 in magnitude (padded_series)

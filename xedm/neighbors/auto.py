@@ -38,7 +38,7 @@ On the GPU (``backend="gpu"``; decided from the sizes alone, no probe):
    ``exact`` (the GPU brute-force kernel).  Otherwise ``ivf`` (:mod:`.ivf`), whose k-means
    and probe lists beat the exact kernel's O(P L E) from about ``IVF_MIN_LIB`` library points
    on.  Measured on an H100 (simplex, Lorenz-63, E = 20): the exact kernel is the sorted
-   kernel of :mod:`xedm.kernels.gpu_knn` (0.6 s at 2^20, where ivf at recall 0.99 took
+   kernel of :mod:`xedm.kernels.gpu_knn` (0.32 s at 2^20, where ivf at recall 0.99 took
    2.5 s, ``benchmarks/ann.py --gpu`` with the earlier scan kernel: 4.7 s), so ivf is kept
    for libraries past 2^23 points, where the exact kernel's cost per row grows with the
    points near it in key space.
@@ -78,7 +78,7 @@ CLEAR_EXACT = 3.0  # kd_rest above CLEAR_EXACT x the model: brute force, no timi
 CALIBRATE_SHARE = 0.05  # a brute-force timing costs about this share of kd_rest
 CALIBRATE_MIN_ROWS = 128
 # GPU: ivf from this many library points (measured on an H100: the sorted exact kernel takes
-# 0.6 s at 2^20, E = 20, against ivf's 2.5 s; the scan kernel before it lost from 2^19)
+# 0.32 s at 2^20, E = 20, against ivf's 2.5 s; the scan kernel before it lost from 2^19)
 IVF_MIN_LIB = 2**23
 IVF_MAX_K = 128  # candidates per query (knn + 2 exclusion_radius + 1) the ivf kernel holds
 
