@@ -226,6 +226,74 @@ def test_xmap_skill_equals_cpu():
         assert np.isfinite(b).all()
 
 
+def test_xmap_skill_groups_equals_cpu():
+    """Targets of three E in one launch (groups of 1, 0 and many columns, gaps in some),
+    each through its own E's table: equal to the CPU's one xmap_skill per group."""
+    from xedm.core.embed import LibSpec, prepare
+
+    r = np.random.default_rng(12)
+    N, T = 6, 350
+    X = np.cumsum(r.standard_normal((N, T)), axis=1)
+    X[1, 40:47] = np.nan
+    E_list = np.array([2, 3, 5])
+    pm = np.ones(T, bool)
+    prep = prepare(X[:, None], X, E_list, 1, 0, LibSpec.whole(T), pm, False)
+    idx, dist = _cpu("knn_sweep")(prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok,
+                                  prep.kernel_E, np.array([12, 9, 14]), 1, 0, prep.q_lo,
+                                  prep.q_hi)
+    tables = [(idx[g], dist[g]) for g in range(3)]
+    oks = [prep.pred_ok[g] for g in range(3)]
+    Yt = np.ascontiguousarray(np.concatenate([X[:1], X[1:]], axis=0).T)
+    Yt[r.integers(0, T, 15), r.integers(1, N, 15)] = np.nan
+    col_group = np.array([0, 2, 2, 2, 2, 2], np.int32)  # group 1 has no target
+    k_list = [3, 4, 6]
+    for Tp in (0, 2, -1):
+        a = _cpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
+        b = _gpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
+        np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
+        assert np.isfinite(b).all()
+        # the groups really differ: group 2's columns through group 0's table differ
+        c = _cpu("xmap_skill")(idx[0], dist[0], Yt[:, 1:], 3, Tp, prep.pred_t, oks[0])
+        assert not np.allclose(c, a[:, 1:])
+
+
+@pytest.mark.parametrize("kw", [
+    dict(E=None, E_max=5),
+    dict(E=None, E_max=4, Tp=[-1, 0, 2], exclusion_radius=2),
+    dict(E=None, E_max=3, knn=6, tau=2),
+    dict(E=None, E_max=4, surrogates=7, seed=3, keep_null=True, surrogate_method="shuffle"),
+])
+@pytest.mark.parametrize("nan", [False, True])
+def test_public_xmap_chosen_E_keeps_tables_gpu(kw, nan, monkeypatch):
+    """With E chosen the GPU keeps the choice's tables for the cross map (one kNN pass): the
+    result equals the CPU's (which recomputes them) and the GPU's without keeping them, on
+    runs of ties, with and without NaN gaps; rho equals naive's cross map with the E used."""
+    from xedm.core import ccm
+
+    calls = []
+    real = ccm._choose_E_kept
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(ccm, "_choose_E_kept", spy)
+    da = _data(5, n=6, T=260, nan=nan)
+    a = da.edm.xmap(dim="unit", backend="gpu", **kw)
+    assert calls == [True]
+    b = da.edm.xmap(dim="unit", backend="cpu", **kw)
+    _same(a.copy(), b)
+    monkeypatch.setattr(ccm, "XMAP_KEEP_FRACTION", 0.0)  # the two-pass path
+    c = da.edm.xmap(dim="unit", backend="gpu", **kw)
+    assert calls == [True, False]
+    _same(c, a)
+    if "Tp" not in kw and "surrogates" not in kw:
+        E_used = a["E"].values
+        ref = naive.xmap(da.values, E_used, tau=kw.get("tau", 1), knn=kw.get("knn"))
+        np.testing.assert_allclose(a.rho.values, ref, rtol=1e-9)
+
+
 # ---- the public functions, backend="gpu" against "cpu" and naive ---------------------------
 
 def _same(a, b):

@@ -154,7 +154,8 @@ def test_auto_rule_on_gpu():
     assert pick(n_lib=auto.IVF_MIN_LIB - 1) == "exact"
     assert pick(recall=1.0) == "exact"
     assert pick(knn=auto.IVF_MAX_K) == "exact"
-    assert pick(dim=1) == "sorted1d"
+    assert pick(dim=1) == "exact"  # the GPU kernel's key is the state itself
+    assert pick(dim=1, backend="cpu") == "sorted1d"
     assert pick(backend="cpu") == "auto"
 
 
@@ -247,6 +248,11 @@ def test_gpu_operations_and_auto():
         assert got.attrs["neighbors"] in ("ivf", "ivf+sorted1d")
     got = xedm.simplex(x, E=5, backend="gpu", neighbors="auto")
     assert got.attrs["neighbors"] == "exact"  # below IVF_MIN_LIB
+    got = xedm.simplex(x, E=1, backend="gpu", neighbors="auto")
+    assert got.attrs["neighbors"] == "exact"  # one coordinate: the GPU kernel, not sorted1d
+    ref = xedm.simplex(x, E=1, backend="cpu", neighbors="auto")
+    assert ref.attrs["neighbors"] == "sorted1d"
+    np.testing.assert_allclose(got.prediction, ref.prediction, rtol=1e-12)
 
 
 @pytest.mark.gpu

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import knn_tables, series_table
+from ..neighbors.base import as_search, method_name, native_tables, series_table
 from ..stats.significance import nanmean, null_summary
 from .embed import (
     Prepared,
@@ -158,22 +158,26 @@ def ccm(
 
 SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
 XMAP_TABLE_BYTES = 256 * 2**20  # neighbour tables of one batch of library series
+# on the GPU: a batch's tables with the kNN kernel's partial lists, or the lookups' row entries
+XMAP_GPU_TABLE_BYTES = 2 * 2**30
+XMAP_KEEP_FRACTION = 0.4  # the choice of E keeps its tables in at most this share of free memory
 EXACT_LOST_SETS = 64  # up to this many distinct target NaN patterns, depth counted per E
 
 
-def _series_batches(N: int, bytes_per_series: int) -> list[slice]:
-    step = max(1, int(SWEEP_BYTES // max(bytes_per_series, 1)))
+def _series_batches(N: int, bytes_per_series: int, budget: int | None = None) -> list[slice]:
+    step = max(1, int((SWEEP_BYTES if budget is None else budget) // max(bytes_per_series, 1)))
     return [slice(s, min(N, s + step)) for s in range(0, N, step)]
 
 
-def _point_sets(X, fin, sl, E_list, tau, lib_mask) -> Prepared:
+def _point_sets(X, fin, sl, E_list, tau, lib_mask, pred_t=None) -> Prepared:
     """Kernel inputs for the series ``X[sl]`` at every E of ``E_list`` (ascending): library
     points are complete finite windows where ``lib_mask`` ((nb, T) or (T,)) holds; prediction
-    rows are the union of the series' complete windows."""
+    rows are the union of the series' complete windows (or ``pred_t``, a superset)."""
     tau = lag_step(int(E_list[-1]), tau)
     win = windows_finite(fin[sl], E_list, tau)
     lib_ok = win & lib_mask
-    pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
+    if pred_t is None:
+        pred_t = np.flatnonzero(win[0].any(axis=0)).astype(np.int64)
     pad = int(E_list[-1]) * tau
     lo, hi = candidate_range(lib_ok)
     xexp = unit_exponents(X[sl])
@@ -205,6 +209,27 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     return E_tab[np.argmax(rho, axis=0)]
 
 
+def _lost(lib_ok, tgt_sets, T):
+    """Per E, the most library points (of ``lib_ok`` (nE, B, T)) that a target set misses:
+    how much deeper than k a table must be for every target to take k valid entries."""
+    if len(tgt_sets) > EXACT_LOST_SETS:  # many distinct NaN patterns: a bound
+        return np.full(lib_ok.shape[0], int((~tgt_sets).sum(axis=1).max()), np.int64)
+    lost = np.zeros(lib_ok.shape[0], np.int64)
+    for s in tgt_sets:  # the library points at the set's few missing positions, counted
+        miss = np.flatnonzero(~s)
+        if len(miss):
+            lost = np.maximum(lost, lib_ok[..., miss].sum(axis=-1).max(axis=-1, initial=0))
+    return lost
+
+
+def _exact_on_gpu(backend, method) -> bool:
+    """The GPU's exact kernel, called directly so that its tables stay on the device."""
+    if backend != "gpu" or method_name(method) != "exact":
+        return False
+    as_search(method).used.add("exact")
+    return True
+
+
 def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
                   method="exact"):
     """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
@@ -213,19 +238,69 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     for some Tp in use); tables are deep
     enough (k plus the most points any target set loses) that each target takes its first k
     valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
-    pred_ok (nE, nb, P).
+    pred_ok (nE, nb, P); on the GPU with exact neighbours idx/dist stay on the device.
     """
     T = X.shape[1]
     prep = _point_sets(X, fin, libs, E_set, tau, lib_mask)
-    lib_ok = prep.lib_ok
-    if len(tgt_sets) <= EXACT_LOST_SETS:  # points each target set loses, per E: one product
-        miss = lib_ok.reshape(-1, T).astype(np.float32) @ (~tgt_sets).T.astype(np.float32)
-        lost = miss.reshape(len(E_set), -1).max(axis=1).astype(np.int64)
-    else:  # many distinct NaN patterns: the most points any target misses bounds it
-        lost = np.full(len(E_set), int((~tgt_sets).sum(axis=1).max()), np.int64)
+    lost = _lost(prep.lib_ok, tgt_sets, T)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-    idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
+    idx, dist = native_tables(prep, k_list, excl, backend=backend, method=method)
     return idx, dist, prep.pred_t, prep.pred_ok
+
+
+def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
+    """The GPU's choice of E (as :func:`choose_E`) from neighbour tables that it keeps for
+    the cross map, or None when they would take more than ``XMAP_KEEP_FRACTION`` of the
+    device's free memory.
+
+    One table per series and E serves both: its library is the cross map's (``lib_mask``)
+    joined with the choice's (t + 1 inside the data, target finite), and it is deep enough
+    for either to take its first k valid entries (k plus the most points any target set, or
+    the choice, loses).  Returns (E per series, {E: (idx, dist) (N, P, depth_E)} on the
+    device, pred_t, pred_ok (nE, N, P)).
+    """
+    import cupy as cp
+
+    N, T = X.shape
+    E_tab = np.unique(np.asarray(E_tab, np.int64))
+    tau_k = lag_step(int(E_tab[-1]), tau)
+    self_ok = _target_ok(fin, T, 1)
+    pred_t = np.flatnonzero(windows_finite(fin, E_tab[:1], tau_k)[0].any(axis=0))
+    k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
+    extra = np.zeros(len(E_tab), np.int64)  # the most points a target set or the choice loses
+    for sl in _series_batches(N, len(E_tab) * T * 8):
+        lib = windows_finite(fin[sl], E_tab, tau_k) & (lib_mask[None, None] | self_ok[None, sl])
+        b, t = np.nonzero(~self_ok[sl])  # the choice's missing targets: t = T - 1 and gaps
+        lost_self = np.array([np.bincount(b, lib[ie, b, t], len(lib[ie])).max(initial=0)
+                              for ie in range(len(E_tab))], np.int64)
+        extra = np.maximum(extra, np.maximum(_lost(lib, tgt_sets, T), lost_self))
+    depth = k_all + extra
+    P = len(pred_t)
+    free = cp.cuda.Device().mem_info[0]
+    if N * P * (12 * int(depth.sum()) + len(E_tab)) > XMAP_KEEP_FRACTION * free:
+        return None
+    kept = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
+            for e, d in zip(E_tab, depth, strict=True)}
+    pred_ok = cp.empty((len(E_tab), N, P), cp.uint8)
+    rho = np.full((len(E_tab), N), -np.inf)
+    choose = get_kernel("xmap_choose_tables", "gpu")
+    per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
+    for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
+        prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
+        r, tabs = choose(prep.Xpad, prep.pad, prep.lib_ok, pred_t, prep.pred_ok, E_tab, depth,
+                         k_all, prep.tau, excl, prep.q_lo, prep.q_hi, self_ok[sl],
+                         finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1))
+        rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)
+        for e, (i, d) in zip(E_tab, tabs, strict=True):
+            kept[int(e)][0][sl] = i
+            kept[int(e)][1][sl] = d
+        pred_ok[:, sl] = cp.asarray(prep.pred_ok)
+    E_used = E_tab[np.argmax(rho, axis=0)]
+    for e in E_tab:  # only the E in use stay
+        if e not in E_used:
+            del kept[int(e)]
+    pos = {int(e): i for i, e in enumerate(E_tab)}
+    return E_used, kept, pred_t, pred_ok, pos
 
 
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None,
@@ -237,9 +312,13 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     each series' E is its best leave-one-out simplex E (Tp = 1) in 1..E_max
     (:func:`choose_E`: one fused sweep, no tables).  Then, per batch of library series, the
     tables for every E in use come from one pass over the distances (they accumulate across
-    E), and all targets sharing an E are looked up together, at every Tp: the tables hold
-    the library points of every Tp and are deep enough that each Tp and target takes its
-    first k valid entries, so each Tp gives what a table of its own would.
+    E), and all targets are looked up together (``xmap_skill_groups``, each group of targets
+    sharing an E through that E's tables), at every Tp: the tables hold the library points
+    of every Tp and are deep enough that each Tp and target takes its first k valid
+    entries, so each Tp gives what a table of its own would.  On the GPU with exact
+    neighbours the tables stay on the device, and with ``E=None`` the choice of E keeps the
+    tables it computed for the cross map when they fit in the device's memory
+    (:func:`_choose_E_kept`: one kNN pass in all instead of two).
 
     ``S`` (N, n, T): surrogates of each target series, looked up with the same tables as the
     targets (the surrogates change only the targets).  The result then also holds
@@ -278,30 +357,37 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     if S is not None:
         n_sur = S.shape[1]
         eS = unit_exponents(S.reshape(M * n_sur, T)).reshape(M, n_sur)
-    lookup = get_kernel("xmap_skill", backend)
+    lookup = get_kernel("xmap_skill_groups", backend)
+    kept = None
     if E is None:
-        E_used = choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,
-                          backend=backend, progress=progress)
+        E_tab = np.arange(1, int(E_max) + 1)
+        if _exact_on_gpu(backend, method):
+            kept = _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress)
+        if kept is None:
+            E_used = choose_E(X, E_tab=E_tab, tau=tau, knn=knn, excl=excl, backend=backend,
+                              progress=progress)
+        else:
+            E_used = kept[0]
     else:
         E_used = np.asarray(E, np.int64)
     E_set = np.unique(E_used)
     groups = [np.flatnonzero(E_used == e) for e in E_set]
-    # per group: its targets as columns, then their surrogates' (target-major), each scaled
-    # on its way into one (columns, T) array: one pass over the surrogates.  The kernels take
-    # its transpose as it is (the CPU one copies each block of columns once anyway, the GPU
-    # twin makes its device copy contiguous).
-    Yg = []
-    for js in groups:
-        cols = np.empty((len(js) * (1 + n_sur), T))
-        cols[:len(js)] = Xs[js]
+    k_set = [int(e) + 1 if knn is None else int(knn) for e in E_set]
+    # the targets as columns, grouped by E: per group its targets, then their surrogates'
+    # (target-major), each scaled on its way into one (columns, T) array (one pass over the
+    # surrogates).  The kernels take its transpose (the CPU one copies each block of columns
+    # once anyway; the GPU twin holds it on the device, once per call).
+    starts = np.concatenate([[0], np.cumsum([len(js) * (1 + n_sur) for js in groups])])
+    cols = np.empty((int(starts[-1]), T))
+    for g, js in enumerate(groups):
+        c0 = int(starts[g])
+        cols[c0:c0 + len(js)] = Xs[js]
         if n_sur:
             Sg = S if len(js) == M else S[js]  # one E for all: no copy
-            np.ldexp(Sg.reshape(-1, T), -eS[js].reshape(-1, 1), out=cols[len(js):])
-        Yg.append(cols.T)
-    depth = int(E_set[-1]) + 1 if knn is None else int(knn)
-    depth += int((~tgt_sets).sum(axis=1).max())
-    per_lib = len(E_set) * T * depth * 16
-    step = max(1, int(XMAP_TABLE_BYTES // per_lib))
+            np.ldexp(Sg.reshape(-1, T), -eS[js].reshape(-1, 1),
+                     out=cols[c0 + len(js):int(starts[g + 1])])
+    col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
+    Yt = get_kernel("to_device", backend)(cols.T)
     out = {"rho": np.full((N, M, nTp), np.nan)}
     if n_sur:
         out["count_ge"] = np.zeros((N, M, nTp), np.int64)
@@ -311,15 +397,30 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         out["z_sd"] = np.full((N, M, nTp), np.nan)
         if keep_null:
             out["rho_null"] = np.full((N, M, nTp, n_sur), np.nan)
-    for s0 in progress(range(0, N, step)):
-        libs = slice(s0, min(N, s0 + step))
-        idx, dist, pred_t, pred_ok = _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn,
-                                                   excl, tgt_sets, backend, method)
+    gpu = backend == "gpu"
+    if kept is not None:
+        _, tabs, pred_t, pred_ok, pos = kept
+        per_lib = T * sum(k_set) * 12 + 16 * len(cols)  # the lookups' row entries, rho
+        batches = _series_batches(N, per_lib, XMAP_GPU_TABLE_BYTES)
+    else:
+        depth = int(E_set[-1]) + 1 if knn is None else int(knn)
+        depth += int((~tgt_sets).sum(axis=1).max())
+        per_lib = len(E_set) * T * depth * (28 if gpu else 16)
+        batches = _series_batches(N, per_lib, XMAP_GPU_TABLE_BYTES if gpu else XMAP_TABLE_BYTES)
+    for libs in progress(batches):
+        if kept is not None:
+            tables = [(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set]
+            oks = [pred_ok[pos[int(e)], libs] for e in E_set]
+        else:
+            idx, dist, pred_t, pred_ok_b = _cross_tables(X, fin, libs, E_set, tau, lib_mask,
+                                                         knn, excl, tgt_sets, backend, method)
+            tables = [(idx[g], dist[g]) for g in range(len(E_set))]
+            oks = [pred_ok_b[g] for g in range(len(E_set))]
         rows = np.arange(libs.start, libs.stop)
-        for g, js in enumerate(groups):
-            k = int(E_set[g]) + 1 if knn is None else int(knn)
-            for ti, tp in enumerate(Tps):
-                r = lookup(idx[g], dist[g], Yg[g], k, int(tp), pred_t, pred_ok[g])
+        for ti, tp in enumerate(Tps):
+            r_all = lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
+            for g, js in enumerate(groups):
+                r = r_all[:, int(starts[g]):int(starts[g + 1])]
                 obs = r[:, :len(js)]  # (libraries of the batch, targets of the group)
                 out["rho"][rows[:, None], js, ti] = obs
                 if n_sur:

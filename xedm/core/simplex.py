@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import knn_tables, method_name
+from ..neighbors.base import knn_tables, method_name, native_tables
 from ..options import get_option
 from .embed import (
     LibSpec,
@@ -70,17 +70,22 @@ def row_tables(prep: Prepared, k_list, excl: int, backend: str, method, row_chun
                progress=None):
     """:func:`knn_tables` over ``row_chunks`` ranges of the prediction rows, concatenated
     (rows are independent: the same tables), with ``progress(rows done)`` after each; in one
-    piece for index-based methods (their index would be built again for every range)."""
+    piece for index-based methods (their index would be built again for every range).  The
+    GPU's exact tables stay on the device (:func:`xedm.neighbors.base.native_tables`): only
+    the prediction kernels read them."""
     if row_chunks <= 1 or method_name(method) != "exact" or len(prep.pred_t) < 2:
-        return knn_tables(prep, k_list, excl, backend=backend, method=method)
+        return native_tables(prep, k_list, excl, backend=backend, method=method)
     parts = []
     for rows in row_ranges(len(prep.pred_t), row_chunks):
-        parts.append(knn_tables(row_part(prep, rows), k_list, excl, backend=backend,
-                                method=method))
+        parts.append(native_tables(row_part(prep, rows), k_list, excl, backend=backend,
+                                   method=method))
         if progress is not None:
             progress(rows.stop - rows.start)
-    return (np.concatenate([q[0] for q in parts], axis=2),
-            np.concatenate([q[1] for q in parts], axis=2))
+    xp = np
+    if hasattr(parts[0][0], "__cuda_array_interface__"):  # the GPU's tables, on the device
+        import cupy as xp
+    return (xp.concatenate([q[0] for q in parts], axis=2),
+            xp.concatenate([q[1] for q in parts], axis=2))
 
 
 def simplex(

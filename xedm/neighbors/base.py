@@ -207,6 +207,18 @@ def knn_tables(prep, k_list, excl: int, *, backend: str, method="exact"):
     return tables(prep, k_list, excl, backend=backend, search=search)
 
 
+def native_tables(prep, k_list, excl: int, *, backend: str, method="exact"):
+    """:func:`knn_tables`, except that exact neighbours on the GPU stay on the device (CuPy
+    arrays straight from :func:`xedm.kernels.gpu_knn.knn_device`, which the GPU kernels take
+    as they are): for callers that hand the tables to kernels of the same backend only."""
+    if backend == "gpu" and method_name(method) == "exact":
+        as_search(method).used.add("exact")
+        return get_kernel("knn_device", "gpu")(
+            prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
+            np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi)
+    return knn_tables(prep, k_list, excl, backend=backend, method=method)
+
+
 # ------------------------------------------------------------------ shared by index methods
 def missing_extra(package: str, method: str) -> ImportError:
     return ImportError(

@@ -1,0 +1,256 @@
+"""The all-pairs cross map on the GPU (CuPy): lookups of many targets through the neighbour
+tables of many library series, and the choice of E that keeps its tables for them.
+
+Imported only for ``backend="gpu"``::
+
+    xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok) -> rho (nL, nT)
+    xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok) -> rho (nL, nT)
+    choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list, tau, excl,
+                  q_lo, q_hi, self_ok, y, obs) -> rho (nE, B), tables [(idx, dist)] per E
+    to_device(a) -> a C-contiguous CuPy array
+
+``xmap_skill`` is the twin of :func:`xedm.kernels.cpu_ccm.xmap_skill`; ``xmap_skill_groups``
+serves targets of several E in one launch: the columns of ``Yt`` are grouped (``col_group``,
+non-decreasing), group g looked up through ``tables[g]`` (idx/dist (nL, P, depth_g)) with k =
+``k_list[g]`` and rows ``pred_ok[g]`` (nL, P); on the CPU it is one ``xmap_skill`` per group
+(:func:`xedm.kernels.cpu_ccm.xmap_skill_groups`).  One launch over every (library, target)
+pair keeps the device busy whatever the groups' sizes (one launch per group of a few targets
+left most of an H100 idle: 7.9 s of 17.8 s at N = 1,000, L = 10,000 with E chosen).
+
+Per row and target the first k table entries whose target value is finite are used; Pearson
+is accumulated on the fly (no prediction matrix is stored).  A first kernel finds, per
+(group, library, row), the first k entries whose target index is inside the data and their
+simplex weights (shared by every target of the group); a second gives one thread to each
+(library, target) pair: a pass over the rows for the target's mean, then one for the shifted
+Pearson sums.  A thread reads the same row entries as the other threads of its block
+(broadcast) and its own target column (coalesced across the block).  A target with a
+non-finite value among a row's shared entries scans that row's table itself, as the CPU
+does.  The sums are those of the CPU in the same order, without fused multiply-adds; rho
+differs from the CPU's by the rounding of ``exp`` only (about 1e-15).
+
+``choose_tables`` is one batch of the choice of E with its tables kept
+(:func:`xedm.core.ccm.xmap` on the GPU): the exact kNN pass of every E
+(:func:`xedm.kernels.gpu_knn.knn_device`) over a library that serves both the choice and the
+cross map, the leave-one-out simplex skill (Tp = 1) of every E from those tables (library
+points where ``self_ok``, the first ``k_list[ie]`` of them), and the tables cut to
+``depth_list`` entries, indices as int32, still on the device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .gpu_knn import _module, knn_device
+
+_SOURCE = r"""
+#include <math_constants.h>
+
+// per (library, row) of one group: the first k entries whose target index q + Tp lies inside
+// the data, as q + Tp and their simplex weights; their count and the weights' sum
+extern "C" __global__ void xmap_rows(
+    const int* __restrict__ idx, const double* __restrict__ dist, const long long R,
+    const long long depth, const long long k, const long long T, const long long Tp,
+    int* __restrict__ qk, double* __restrict__ wk, int* __restrict__ mk,
+    double* __restrict__ wsk)
+{
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= R) return;
+    long long m = 0;
+    double dmin = 1e-6;
+    for (long long j = 0; j < depth; ++j) {
+        const long long q = idx[r * depth + j];
+        if (q < 0) break;
+        if (q + Tp < 0 || q + Tp >= T) continue;
+        const double d = dist[r * depth + j];
+        if (m == 0) dmin = fmax(d, 1e-6);
+        qk[r * k + m] = (int)(q + Tp);
+        wk[r * k + m] = exp(-d / dmin);
+        m += 1;
+        if (m == k) break;
+    }
+    double s = 0.0;
+    for (long long j = 0; j < m; ++j) s = s + wk[r * k + j];
+    mk[r] = (int)m;
+    wsk[r] = m > 0 ? s : 1.0;
+}
+
+// one thread per (library li, target column t); the column's group g picks the table, k,
+// the rows' entries (qk/wk from qoff[g], mk/wsk from g * nL * P) and the rows' pred_ok
+extern "C" __global__ void xmap_sums(
+    const unsigned long long* __restrict__ tab_idx,
+    const unsigned long long* __restrict__ tab_dist, const long long* __restrict__ depths,
+    const long long* __restrict__ ks, const long long* __restrict__ qoff,
+    const int* __restrict__ col_group, const double* __restrict__ Yt, const long long T,
+    const long long nT, const long long P, const long long nL, const long long Tp,
+    const long long* __restrict__ pred_t, const unsigned char* __restrict__ pred_ok,
+    const int* __restrict__ qk, const double* __restrict__ wk, const int* __restrict__ mk,
+    const double* __restrict__ wsk, const unsigned char* __restrict__ clean,
+    double* __restrict__ rho)
+{
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long li = blockIdx.y;
+    if (t >= nT) return;
+    const int g = col_group[t];
+    const long long k = ks[g], depth = depths[g];
+    const int* idx = (const int*)tab_idx[g];
+    const double* dist = (const double*)tab_dist[g];
+    const unsigned char* okl = pred_ok + ((long long)g * nL + li) * P;
+    const int* qkg = qk + qoff[g];
+    const double* wkg = wk + qoff[g];
+    const int* mkg = mk + (long long)g * nL * P;
+    const double* wsg = wsk + (long long)g * nL * P;
+    double mean = 0.0, cnt = 0.0;
+    for (long long pi = 0; pi < P; ++pi) {
+        const long long q = pred_t[pi] + Tp;
+        if (okl[pi] && q >= 0 && q < T) {
+            const double yv = Yt[q * nT + t];
+            if (isfinite(yv)) { mean = mean + yv; cnt = cnt + 1.0; }
+        }
+    }
+    if (cnt > 0) mean = mean / cnt;
+    const bool is_clean = clean[t] != 0;
+    double n = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0;
+    for (long long pi = 0; pi < P; ++pi) {
+        const long long r = li * P + pi;
+        const long long qo = pred_t[pi] + Tp;
+        const int m = mkg[r];
+        if (!okl[pi] || qo < 0 || qo >= T || m == 0) continue;
+        double acc = wkg[r * k] * Yt[(long long)qkg[r * k] * nT + t];
+        for (int j = 1; j < m; ++j)
+            acc = acc + wkg[r * k + j] * Yt[(long long)qkg[r * k + j] * nT + t];
+        const double yo = Yt[qo * nT + t];
+        double pred;
+        if (is_clean) {
+            pred = acc * (1.0 / wsg[r]);
+        } else {
+            if (!isfinite(yo)) continue;
+            if (isfinite(acc)) {
+                pred = acc * (1.0 / wsg[r]);
+            } else {  // a missing value among the shared entries: scan the row's table
+                long long mm = 0;
+                double dmin = 1e-6, a = 0.0, ws = 0.0;
+                for (long long j = 0; j < depth; ++j) {
+                    const long long q = idx[r * depth + j];
+                    if (q < 0) break;
+                    if (q + Tp < 0 || q + Tp >= T) continue;
+                    const double yq = Yt[(q + Tp) * nT + t];
+                    if (!isfinite(yq)) continue;
+                    const double d = dist[r * depth + j];
+                    if (mm == 0) dmin = fmax(d, 1e-6);
+                    const double w = exp(-d / dmin);
+                    a = a + w * yq;
+                    ws = ws + w;
+                    mm += 1;
+                    if (mm == k) break;
+                }
+                if (mm == 0) continue;
+                pred = a / ws;
+            }
+        }
+        const double x = pred - mean, yv = yo - mean;
+        n = n + 1.0; s1 = s1 + x; s2 = s2 + yv; s3 = s3 + x * x; s4 = s4 + yv * yv;
+        s5 = s5 + x * yv;
+    }
+    double out = CUDART_NAN;
+    if (cnt > 0 && n >= 3) {
+        const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n, cxy = s5 - s1 * s2 / n;
+        if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
+    }
+    rho[li * nT + t] = out;
+}
+"""
+
+_TB = 128  # targets per block
+
+
+def _kernel(name):
+    return _module(("xmap",), _SOURCE).get_function(name)
+
+
+def to_device(a):
+    """``a`` as a C-contiguous CuPy array (float64 kept as it is)."""
+    import cupy as cp
+
+    return cp.ascontiguousarray(cp.asarray(a))
+
+
+def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
+    """Cross-map skill of nL library series for targets of several groups (see the module
+    docstring): rho (nL, nT), a NumPy array."""
+    import cupy as cp
+
+    Y = cp.ascontiguousarray(cp.asarray(Yt, dtype=cp.float64))
+    T, nT = Y.shape
+    nG = len(tables)
+    idxs = [cp.ascontiguousarray(cp.asarray(i).astype(cp.int32, copy=False)) for i, _ in tables]
+    dists = [cp.ascontiguousarray(cp.asarray(d, dtype=cp.float64)) for _, d in tables]
+    nL, P = (idxs[0].shape[:2]) if nG else (0, 0)
+    rho = cp.full((nL, nT), cp.nan, cp.float64)
+    ks = [int(k) for k in k_list]
+    if nL == 0 or nT == 0 or P == 0 or nG == 0 or min(ks) < 1:
+        return rho.get()
+    pt = cp.ascontiguousarray(cp.asarray(pred_t, dtype=cp.int64))
+    pok = cp.ascontiguousarray(cp.stack([cp.asarray(o).astype(cp.uint8, copy=False)
+                                         for o in pred_ok]))
+    i64 = np.int64
+    R = nL * P
+    qoff = np.concatenate([[0], np.cumsum([R * k for k in ks])]).astype(np.int64)
+    qk = cp.zeros(int(qoff[-1]), cp.int32)
+    wk = cp.zeros(int(qoff[-1]), cp.float64)
+    mk = cp.zeros(nG * R, cp.int32)
+    wsk = cp.ones(nG * R, cp.float64)
+    rows = _kernel("xmap_rows")
+    for g in range(nG):
+        depth = idxs[g].shape[2]
+        rows(((R + 255) // 256,), (256,),
+             (idxs[g], dists[g], i64(R), i64(depth), i64(ks[g]), i64(T), i64(Tp),
+              qk[qoff[g]:qoff[g + 1]], wk[qoff[g]:qoff[g + 1]], mk[g * R:(g + 1) * R],
+              wsk[g * R:(g + 1) * R]))
+    # a target whose every value is finite takes the branch-free path (as the CPU's blocks)
+    clean = cp.ascontiguousarray(cp.isfinite(Y).all(axis=0).astype(cp.uint8))
+    ptrs = cp.asarray(np.array([a.data.ptr for a in idxs], np.uint64))
+    dptrs = cp.asarray(np.array([a.data.ptr for a in dists], np.uint64))
+    depths = cp.asarray(np.array([a.shape[2] for a in idxs], np.int64))
+    grp = cp.ascontiguousarray(cp.asarray(col_group, dtype=cp.int32))
+    _kernel("xmap_sums")(((nT + _TB - 1) // _TB, nL), (_TB,),
+                         (ptrs, dptrs, depths, cp.asarray(np.asarray(ks, np.int64)),
+                          cp.asarray(qoff[:-1]), grp, Y, i64(T), i64(nT), i64(P), i64(nL),
+                          i64(Tp), pt, pok, qk, wk, mk, wsk, clean, rho))
+    return rho.get()
+
+
+def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
+    """Cross-map skill of a batch of library tables for every target (see
+    :func:`xedm.kernels.cpu_ccm.xmap_skill`): rho (nL, nT), a NumPy array."""
+    nT = np.shape(Yt)[1]
+    return xmap_skill_groups([(idx, dist)], Yt, np.zeros(nT, np.int32), [k], Tp, pred_t,
+                             [pred_ok])
+
+
+def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list, tau, excl,
+                  q_lo, q_hi, self_ok, y, obs):
+    """One batch of the choice of E with its tables (see the module docstring).
+
+    ``lib_ok`` (nE, B, T): the tables' library; ``self_ok`` (B, T): the library points of the
+    choice (t + 1 inside the data, target finite); ``y`` (B, T) the series (NaN as 0),
+    ``obs`` (B, P) the observed value at each row's t + 1.  Returns rho (nE, B) (NumPy) and,
+    per E, (idx int32, dist) (B, P, depth_list[ie]) CuPy arrays.
+    """
+    import cupy as cp
+
+    from .gpu_predict import predict_device, skill_rows
+
+    idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
+                           q_lo, q_hi)
+    nE, B, P, _ = idx.shape
+    ok = cp.asarray(lib_ok) & cp.asarray(self_ok)[None]
+    yd = cp.asarray(y, dtype=cp.float64)
+    pred = cp.empty((nE, B, P), cp.float64)
+    for ie in range(nE):
+        pred[ie] = predict_device(idx[ie], dist[ie], ok[ie], yd,
+                                  cp.full(B, int(k_list[ie]), cp.int64), 1)
+    o = cp.broadcast_to(cp.asarray(obs, dtype=cp.float64)[None], pred.shape)
+    rho = skill_rows(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
+    tabs = [(idx[ie, :, :, :int(d)].astype(cp.int32),
+             cp.ascontiguousarray(dist[ie, :, :, :int(d)])) for ie, d in enumerate(depth_list)]
+    return rho, tabs
