@@ -282,7 +282,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
     kept = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
             for e, d in zip(E_tab, depth, strict=True)}
     pred_ok = cp.empty((len(E_tab), N, P), cp.uint8)
-    rho = np.full((len(E_tab), N), -np.inf)
+    rhos = []  # per batch, on the device: read back once, after the last batch
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
     for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
@@ -290,12 +290,13 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
         r, tabs = choose(prep.Xpad, prep.pad, prep.lib_ok, pred_t, prep.pred_ok, E_tab, depth,
                          k_all, prep.tau, excl, prep.q_lo, prep.q_hi, self_ok[sl],
                          finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1))
-        rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)
+        rhos.append(r)
         for e, (i, d) in zip(E_tab, tabs, strict=True):
             kept[int(e)][0][sl] = i
             kept[int(e)][1][sl] = d
         pred_ok[:, sl] = cp.asarray(prep.pred_ok)
-    E_used = E_tab[np.argmax(rho, axis=0)]
+    rho = cp.concatenate(rhos, axis=1).get()
+    E_used = E_tab[np.argmax(np.where(np.isfinite(rho), rho, -np.inf), axis=0)]
     for e in E_tab:  # only the E in use stay
         if e not in E_used:
             del kept[int(e)]

@@ -441,7 +441,10 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     if T >= 2**31 - 1:
         raise ValueError("series longer than 2^31 - 2 steps are not supported on the GPU")
     if B * P >= SORTED_MIN_ROWS:
-        _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist)
+        maxabs = None
+        if isinstance(Xpad, np.ndarray):
+            maxabs = float(np.abs(Xpad[:, 0]).max()) if Xpad.size else 0.0
+        _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, maxabs)
     else:
         _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx,
               dist)
@@ -470,7 +473,7 @@ def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_
     _merge(part_d, part_q, k_list, pt, idx, dist)
 
 
-def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
+def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, maxabs=None):
     """Every E of ``E_list`` in one pass of the sorted kernel, into idx/dist (nE, B, P, kmax).
 
     Per series, the library points (of any E) sorted by key, and the prediction rows in the
@@ -496,7 +499,8 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     ncand = anyok.sum(axis=1).astype(cp.int32)
     perm = cp.argsort(keyt[:, pt], axis=1).astype(cp.int32)
     # rounding of a key: m - 1 additions of values below 1 in magnitude (padded_series)
-    maxabs = float(cp.abs(X[:, 0]).max()) if X.size else 0.0
+    if maxabs is None:  # a device input: read back (the host's copy spares that sync)
+        maxabs = float(cp.abs(X[:, 0]).max()) if X.size else 0.0
     delta = m * m * maxabs * 2.0**-52
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)

@@ -162,6 +162,11 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
 
 def skill_rows(o, p):
     """Skill per row (see :mod:`xedm.kernels.cpu_skill`): rho, mae, rmse, n of (R, N) rows."""
+    return tuple(a.get() for a in skill_rows_device(o, p))
+
+
+def skill_rows_device(o, p):
+    """:func:`skill_rows` on the device: CuPy arrays, no wait for the result."""
     import cupy as cp
 
     o = cp.ascontiguousarray(cp.asarray(o, dtype=cp.float64))
@@ -174,4 +179,4 @@ def skill_rows(o, p):
     if R:
         _kernel("skill_rows")(((R + 127) // 128,), (128,),
                               (o, p, np.int64(R), np.int64(N), rho, mae, rmse, n))
-    return rho.get(), mae.get(), rmse.get(), n.get()
+    return rho, mae, rmse, n

@@ -233,12 +233,13 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
 
     ``lib_ok`` (nE, B, T): the tables' library; ``self_ok`` (B, T): the library points of the
     choice (t + 1 inside the data, target finite); ``y`` (B, T) the series (NaN as 0),
-    ``obs`` (B, P) the observed value at each row's t + 1.  Returns rho (nE, B) (NumPy) and,
-    per E, (idx int32, dist) (B, P, depth_list[ie]) CuPy arrays.
+    ``obs`` (B, P) the observed value at each row's t + 1.  Returns rho (nE, B) and, per E,
+    (idx int32, dist) (B, P, depth_list[ie]), all CuPy arrays: nothing waits for the device,
+    so the host prepares the next batch while this one runs.
     """
     import cupy as cp
 
-    from .gpu_predict import predict_device, skill_rows
+    from .gpu_predict import predict_device, skill_rows_device
 
     idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
                            q_lo, q_hi)
@@ -250,7 +251,7 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
         pred[ie] = predict_device(idx[ie], dist[ie], ok[ie], yd,
                                   cp.full(B, int(k_list[ie]), cp.int64), 1)
     o = cp.broadcast_to(cp.asarray(obs, dtype=cp.float64)[None], pred.shape)
-    rho = skill_rows(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
+    rho = skill_rows_device(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
     tabs = [(idx[ie, :, :, :int(d)].astype(cp.int32),
              cp.ascontiguousarray(dist[ie, :, :, :int(d)])) for ie, d in enumerate(depth_list)]
     return rho, tabs
