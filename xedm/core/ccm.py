@@ -255,8 +255,8 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
 
     One table per series and E serves both: its library is the cross map's (``lib_mask``)
     joined with the choice's (t + 1 inside the data, target finite), and it is deep enough
-    for either to take its first k valid entries (k plus the most points any target set, or
-    the choice, loses).  Returns (E per series, {E: (idx, dist) (N, P, depth_E)} on the
+    for either to take its first k valid entries (k plus the most positions any target set,
+    or the choice, misses).  Returns (E per series, {E: (idx, dist) (N, P, depth_E)} on the
     device, pred_t, pred_ok (nE, N, P)).
     """
     import cupy as cp
@@ -267,13 +267,18 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
     self_ok = _target_ok(fin, T, 1)
     pred_t = np.flatnonzero(windows_finite(fin, E_tab[:1], tau_k)[0].any(axis=0))
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
-    extra = np.zeros(len(E_tab), np.int64)  # the most points a target set or the choice loses
-    for sl in _series_batches(N, len(E_tab) * T * 8):
-        lib = windows_finite(fin[sl], E_tab, tau_k) & (lib_mask[None, None] | self_ok[None, sl])
-        b, t = np.nonzero(~self_ok[sl])  # the choice's missing targets: t = T - 1 and gaps
-        lost_self = np.array([np.bincount(b, lib[ie, b, t], len(lib[ie])).max(initial=0)
-                              for ie in range(len(E_tab))], np.int64)
-        extra = np.maximum(extra, np.maximum(_lost(lib, tgt_sets, T), lost_self))
+    # how much deeper than k: the most library points a target set, or the choice, misses
+    extra = max(int((~self_ok).sum(axis=1).max(initial=0)),
+                int((~tgt_sets).sum(axis=1).max(initial=0)))
+    if not fin.all():  # gaps: count exactly (the bound above counts a gap's every position)
+        extra = np.zeros(len(E_tab), np.int64)
+        for sl in _series_batches(N, len(E_tab) * T * 8):
+            lib = (windows_finite(fin[sl], E_tab, tau_k)
+                   & (lib_mask[None, None] | self_ok[None, sl]))
+            b, t = np.nonzero(~self_ok[sl])  # the choice's missing targets: T - 1, gaps
+            lost_self = np.array([np.bincount(b, lib[ie, b, t], len(lib[ie])).max(initial=0)
+                                  for ie in range(len(E_tab))], np.int64)
+            extra = np.maximum(extra, np.maximum(_lost(lib, tgt_sets, T), lost_self))
     depth = k_all + extra
     P = len(pred_t)
     free = cp.cuda.Device().mem_info[0]
@@ -351,9 +356,9 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     lib_mask = np.zeros(T, bool)
     for tp in Tps:
         lib_mask |= (t + tp >= 0) & (t + tp < T)
-    # targets scaled once per series by a power of 2 (exact): no Pearson sum of xmap_skill
-    # can overflow or underflow, whatever the data's unit
-    Xs = np.ldexp(Y, -unit_exponents(Y)[:, None])
+    # targets scaled once per series by a power of 2 (exact: a product by 2^-e is rounded as
+    # ldexp is): no Pearson sum of xmap_skill can overflow or underflow, whatever the unit
+    fac = np.ldexp(1.0, -unit_exponents(Y))
     n_sur = 0
     if S is not None:
         n_sur = S.shape[1]
@@ -382,11 +387,12 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     cols = np.empty((int(starts[-1]), T))
     for g, js in enumerate(groups):
         c0 = int(starts[g])
-        cols[c0:c0 + len(js)] = Xs[js]
+        np.take(Y, js, axis=0, out=cols[c0:c0 + len(js)])
+        cols[c0:c0 + len(js)] *= fac[js, None]
         if n_sur:
             Sg = S if len(js) == M else S[js]  # one E for all: no copy
-            np.ldexp(Sg.reshape(-1, T), -eS[js].reshape(-1, 1),
-                     out=cols[c0 + len(js):int(starts[g + 1])])
+            np.multiply(Sg.reshape(-1, T), np.ldexp(1.0, -eS[js]).reshape(-1, 1),
+                        out=cols[c0 + len(js):int(starts[g + 1])])
     col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
     Yt = get_kernel("to_device", backend)(cols.T)
     out = {"rho": np.full((N, M, nTp), np.nan)}
