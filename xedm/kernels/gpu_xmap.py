@@ -9,11 +9,11 @@ Imported only for ``backend="gpu"``::
                   q_lo, q_hi, self_ok, y, obs) -> rho (nE, B), tables [(idx, dist)] per E
     to_device(a) -> a C-contiguous CuPy array
 
-``xmap_skill`` is the twin of :func:`xedm.kernels.cpu_ccm.xmap_skill`; ``xmap_skill_groups``
+``xmap_skill`` is the twin of :func:`xedm.kernels.cpu_xmap.xmap_skill`; ``xmap_skill_groups``
 serves targets of several E in one launch: the columns of ``Yt`` are grouped (``col_group``,
 non-decreasing), group g looked up through ``tables[g]`` (idx/dist (nL, P, depth_g)) with k =
 ``k_list[g]`` and rows ``pred_ok[g]`` (nL, P); on the CPU it is one ``xmap_skill`` per group
-(:func:`xedm.kernels.cpu_ccm.xmap_skill_groups`).  One launch over every (library, target)
+(:func:`xedm.kernels.cpu_xmap.xmap_skill_groups`).  One launch over every (library, target)
 pair keeps the device busy whatever the groups' sizes (one launch per group of a few targets
 left most of an H100 idle: 7.9 s of 17.8 s at N = 1,000, L = 10,000 with E chosen).
 
@@ -221,7 +221,7 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
 
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     """Cross-map skill of a batch of library tables for every target (see
-    :func:`xedm.kernels.cpu_ccm.xmap_skill`): rho (nL, nT), a NumPy array."""
+    :func:`xedm.kernels.cpu_xmap.xmap_skill`): rho (nL, nT), a NumPy array."""
     nT = np.shape(Yt)[1]
     return xmap_skill_groups([(idx, dist)], Yt, np.zeros(nT, np.int32), [k], Tp, pred_t,
                              [pred_ok])
