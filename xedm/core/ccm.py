@@ -248,10 +248,10 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     return idx, dist, prep.pred_t, prep.pred_ok
 
 
-def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
+def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, reserve=0):
     """The GPU's choice of E (as :func:`choose_E`) from neighbour tables that it keeps for
     the cross map, or None when they would take more than ``XMAP_KEEP_FRACTION`` of the
-    device's free memory.
+    device's free memory less ``reserve`` bytes (the targets' columns, held there too).
 
     One table per series and E serves both: its library is the cross map's (``lib_mask``)
     joined with the choice's (t + 1 inside the data, target finite), and it is deep enough
@@ -282,7 +282,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress):
     depth = k_all + extra
     P = len(pred_t)
     free = cp.cuda.Device().mem_info[0]
-    if N * P * (12 * int(depth.sum()) + len(E_tab)) > XMAP_KEEP_FRACTION * free:
+    if N * P * (12 * int(depth.sum()) + len(E_tab)) > XMAP_KEEP_FRACTION * (free - reserve):
         return None
     kept = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
             for e, d in zip(E_tab, depth, strict=True)}
@@ -368,7 +368,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     if E is None:
         E_tab = np.arange(1, int(E_max) + 1)
         if _exact_on_gpu(backend, method):
-            kept = _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress)
+            kept = _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress,
+                                  reserve=8 * T * M * (1 + n_sur))
         if kept is None:
             E_used = choose_E(X, E_tab=E_tab, tau=tau, knn=knn, excl=excl, backend=backend,
                               progress=progress)
