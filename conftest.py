@@ -1,4 +1,31 @@
 # Root conftest: modules that need CuPy are not collected for doctests on machines without it.
 import importlib.util
 
+import pytest
+
 collect_ignore_glob = [] if importlib.util.find_spec("cupy") else ["xedm/kernels/gpu_*.py"]
+
+# Test modules whose tests all run in one xdist worker: pynndescent compiles its numba functions
+# in every process that builds an index (25 s with a warm numba cache, 80 s cold on a 2-core
+# VM), so one worker pays for it, not each.
+ONE_WORKER = ("tests/test_neighbors.py",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`pytest -n N` (xdist's "load"): the same test-by-test load balancing, except that the
+    tests of each ONE_WORKER module form one unit of work, sent to one worker.  (xdist's own
+    ``--dist loadgroup`` relies on renaming test ids, which pytest 9 no longer allows.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    try:
+        from xdist.scheduler import LoadScopeScheduling
+    except ImportError:  # another xdist layout: its default scheduler
+        return None
+
+    class OneWorkerModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER else nodeid
+
+    return OneWorkerModules(config, log)

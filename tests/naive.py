@@ -188,6 +188,9 @@ def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0, v
     out = np.full((len(lib_sizes), samples), np.nan)
     for a, L in enumerate(lib_sizes):
         for s in range(samples):
+            if L >= n and s > 0:  # the whole library, no draw: each sample is the first one
+                out[a, s] = out[a, 0]
+                continue
             sub = valid if L >= n else [valid[c] for c in floyd_subset(rng, n, L)]
             obs, pred = [], []
             for p in preds_at:

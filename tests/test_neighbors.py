@@ -9,6 +9,7 @@ keep simplex rho within RHO_TOL of exact's.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 
 import naive
@@ -23,7 +24,10 @@ from xedm.neighbors import auto, base
 from xedm.neighbors.base import Search, knn_tables
 
 pytest.importorskip("faiss")
-pytest.importorskip("pynndescent")
+# not imported here: pynndescent compiles its numba functions when imported and used, which
+# only the worker that runs this module should pay for (ONE_WORKER in the root conftest.py)
+if importlib.util.find_spec("pynndescent") is None:
+    pytest.skip("pynndescent not installed", allow_module_level=True)
 
 EXACT = ("exact", "kdtree")
 APPROX = ("nndescent", "hnsw")

@@ -194,7 +194,9 @@ def prepare(
     wins = windows_finite(fin_x, kernel_E, tau)
     lib_ok = np.stack([library_points(fin_x, fin_y, lib, int(e), tau, Tp, False, win)
                        for e, win in zip(kernel_E, wins, strict=True)])
-    pred_ok = np.stack([win[:, pred_t] for win in wins])
+    # C order whatever the indexing returned (win[:, pred_t] is F-ordered for B > 1): the
+    # kernels then see one layout, so numba compiles each of them once, not once per layout
+    pred_ok = np.ascontiguousarray(np.stack([win[:, pred_t] for win in wins]))
     q_lo, q_hi = candidate_range(lib_ok)
     xexp = unit_exponents(X)
     return Prepared(padded_series(X, pad, xexp), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo,
