@@ -221,7 +221,16 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     :func:`xedm.core.skill.unit_exponents`), once per series, so that they cannot overflow
     or underflow whatever the data's unit.
     """
-    nblk = (Yt.shape[1] + TB - 1) // TB
+    # one layout for numba to compile (Fortran: xmap's columns come as a transpose); a lone
+    # target's (T, 1) column is C- and F-contiguous at once, which numba would type as C and
+    # compile again (about 14 s cold): it is looked up twice, as a (T, 2) Fortran array
+    nT = Yt.shape[1]
+    if nT == 1:
+        Y2 = np.empty((Yt.shape[0], 2), order="F")
+        Y2[:] = Yt
+        return xmap_skill(idx, dist, Y2, k, Tp, pred_t, pred_ok)[:, :1]
+    Yt = np.asfortranarray(Yt)
+    nblk = (nT + TB - 1) // TB
     nlc = max(1, min(idx.shape[0], (2 * numba.get_num_threads() + nblk - 1) // nblk))
     return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nlc)
 
