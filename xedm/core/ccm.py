@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import as_search, method_name, native_tables, series_table
+from ..neighbors.base import exact_on_gpu, native_tables, series_table
 from ..stats.significance import nanmean, null_summary
 from .embed import (
     Prepared,
@@ -198,15 +198,20 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     fin = np.isfinite(X)
     self_ok = _target_ok(fin, T, 1)
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
-    rho = np.full((len(E_tab), N), -np.inf)
+    rho = np.full((len(E_tab), N), np.nan)
     for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
         prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
         if len(prep.pred_t) == 0:  # every series of the batch all NaN: no E has a skill
             continue
         pred = sweep_predict(prep, k_all, excl, finite_or_zero(X[sl]), 1, backend)
-        r = skill(observed_at(X[sl], prep.pred_t + 1)[None], pred)["rho"]
-        rho[:, sl] = np.where(np.isfinite(r), r, -np.inf)
-    return E_tab[np.argmax(rho, axis=0)]
+        rho[:, sl] = skill(observed_at(X[sl], prep.pred_t + 1)[None], pred)["rho"]
+    return _best_E(E_tab, rho)
+
+
+def _best_E(E_tab, rho):
+    """Per series (column of rho (nE, N)), the E of the highest finite rho, ties to the
+    smaller E; the smallest E where no rho is finite."""
+    return E_tab[np.argmax(np.where(np.isfinite(rho), rho, -np.inf), axis=0)]
 
 
 def _lost(lib_ok, tgt_sets, T):
@@ -220,14 +225,6 @@ def _lost(lib_ok, tgt_sets, T):
         if len(miss):
             lost = np.maximum(lost, lib_ok[..., miss].sum(axis=-1).max(axis=-1, initial=0))
     return lost
-
-
-def _exact_on_gpu(backend, method) -> bool:
-    """The GPU's exact kernel, called directly so that its tables stay on the device."""
-    if backend != "gpu" or method_name(method) != "exact":
-        return False
-    as_search(method).used.add("exact")
-    return True
 
 
 def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
@@ -301,7 +298,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
             kept[int(e)][1][sl] = d
         pred_ok[:, sl] = cp.asarray(prep.pred_ok)
     rho = cp.concatenate(rhos, axis=1).get()
-    E_used = E_tab[np.argmax(np.where(np.isfinite(rho), rho, -np.inf), axis=0)]
+    E_used = _best_E(E_tab, rho)
     for e in E_tab:  # only the E in use stay
         if e not in E_used:
             del kept[int(e)]
@@ -367,7 +364,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     kept = None
     if E is None:
         E_tab = np.arange(1, int(E_max) + 1)
-        if _exact_on_gpu(backend, method):
+        if exact_on_gpu(backend, method):
             kept = _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress,
                                   reserve=8 * T * M * (1 + n_sur))
         if kept is None:

@@ -207,12 +207,20 @@ def knn_tables(prep, k_list, excl: int, *, backend: str, method="exact"):
     return tables(prep, k_list, excl, backend=backend, search=search)
 
 
+def exact_on_gpu(backend: str, method) -> bool:
+    """True for exact neighbours on the GPU, which its exact kernel serves straight, tables
+    kept on the device (recorded as the method used)."""
+    if backend != "gpu" or method_name(method) != "exact":
+        return False
+    as_search(method).used.add("exact")
+    return True
+
+
 def native_tables(prep, k_list, excl: int, *, backend: str, method="exact"):
     """:func:`knn_tables`, except that exact neighbours on the GPU stay on the device (CuPy
     arrays straight from :func:`xedm.kernels.gpu_knn.knn_device`, which the GPU kernels take
     as they are): for callers that hand the tables to kernels of the same backend only."""
-    if backend == "gpu" and method_name(method) == "exact":
-        as_search(method).used.add("exact")
+    if exact_on_gpu(backend, method):
         return get_kernel("knn_device", "gpu")(
             prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
             np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi)
