@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_smap_thread import smap_qr_thread
+from .gpu_smap_thread import PROBLEM_PARAMS, problem_args, smap_qr_thread
 
 _TSQR = r"""
 // compile-time: NC (unknowns, D + 1 <= 32), RD (rows per lane per chunk), WPB (warps a block)
@@ -166,16 +166,7 @@ __device__ __forceinline__ bool neighbour(
 }
 
 extern "C" __global__ void __launch_bounds__(WPB * 32) smap_tsqr(
-    const double* __restrict__ X, const long long C, const long long W,
-    const long long pad, const unsigned char* __restrict__ lib_ok, const long long T,
-    const long long* __restrict__ pred_t, const long long P, const double* __restrict__ y,
-    const long long E, const long long tau, const long long Tp,
-    const double* __restrict__ thetas, const long long excl,
-    const long long* __restrict__ q_lo, const long long* __restrict__ q_hi,
-    const long long* __restrict__ idx, const double* __restrict__ dist,
-    const long long depth, const int use_table, const double alpha,
-    const long long* __restrict__ xexp, const long long* __restrict__ prob_b,
-    const long long* __restrict__ prob_pi, const long long* __restrict__ prob_it,
+    const double* __restrict__ X, const long long C, const long long W,""" + PROBLEM_PARAMS + r"""
     const long long NP, double* __restrict__ R, double* __restrict__ info)
 {
     __shared__ double Rsh[WPB][NC * NCOL];
@@ -373,10 +364,10 @@ def smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb,
     warps = int(warps or WARPS)
     kern = _tsqr_kernel(nc, int(rd or tsqr_rows(nc)), warps)
     kern(((n + warps - 1) // warps,), (32 * warps,),
-         (dev["X"], i64(C), i64(W), i64(pad), dev["lib"], i64(T), dev["pt"], i64(P), dev["y"],
-          i64(E), i64(tau), i64(Tp), dev["th"], i64(excl), dev["qlo"], dev["qhi"],
-          dev["idx"], dev["dist"], i64(depth), np.int32(bool(use_table)), np.float64(alpha),
-          dev["xexp"], cp.asarray(pb), cp.asarray(ppi), cp.asarray(pit), i64(n), R, info))
+         (dev["X"], i64(C), i64(W))
+         + problem_args(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb, ppi,
+                        pit)
+         + (i64(n), R, info))
     return R, info
 
 

@@ -16,7 +16,20 @@ import numpy as np
 
 from .gpu_knn import _module
 
-_SOURCE = r"""
+# the parameters of a batch of S-map problems that both S-map kernels take (smap_qr here,
+# smap_tsqr in gpu_smap_qr.py) after the series' layout; :func:`problem_args` fills them
+PROBLEM_PARAMS = r"""
+    const long long pad, const unsigned char* __restrict__ lib_ok, const long long T,
+    const long long* __restrict__ pred_t, const long long P, const double* __restrict__ y,
+    const long long E, const long long tau, const long long Tp,
+    const double* __restrict__ thetas, const long long excl,
+    const long long* __restrict__ q_lo, const long long* __restrict__ q_hi,
+    const long long* __restrict__ idx, const double* __restrict__ dist,
+    const long long depth, const int use_table, const double alpha,
+    const long long* __restrict__ xexp, const long long* __restrict__ prob_b,
+    const long long* __restrict__ prob_pi, const long long* __restrict__ prob_it,"""
+
+_SOURCE = (r"""
 #include <math_constants.h>
 
 __device__ __forceinline__ int pow2_exponent(double m) {
@@ -56,16 +69,8 @@ __device__ __forceinline__ int neighbour(
 #define A(col, row) S[((long long)(col) * RM + (row)) * NP + prob]
 
 extern "C" __global__ void smap_qr(
-    const double* __restrict__ X, const long long B, const long long C, const long long W,
-    const long long pad, const unsigned char* __restrict__ lib_ok, const long long T,
-    const long long* __restrict__ pred_t, const long long P, const double* __restrict__ y,
-    const long long E, const long long tau, const long long Tp,
-    const double* __restrict__ thetas, const long long excl,
-    const long long* __restrict__ q_lo, const long long* __restrict__ q_hi,
-    const long long* __restrict__ idx, const double* __restrict__ dist,
-    const long long depth, const int use_table, const double alpha,
-    const long long* __restrict__ xexp, const long long* __restrict__ prob_b,
-    const long long* __restrict__ prob_pi, const long long* __restrict__ prob_it,
+    const double* __restrict__ X, const long long B, const long long C, const long long W,"""
+           + PROBLEM_PARAMS + r"""
     const long long NP, const long long RM, double* __restrict__ S,
     double* __restrict__ R, double* __restrict__ info)
 {
@@ -170,10 +175,23 @@ extern "C" __global__ void smap_qr(
         for (long long cc = 0; cc <= nc; ++cc)
             Rp[i * (nc + 1) + cc] = (cc == nc || cc >= i) ? A(cc, i) : 0.0;
 }
-"""
+""")
 
 
 _SCRATCH = 4 << 30  # bytes of design matrices in flight
+
+
+def problem_args(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb, ppi, pit):
+    """The arguments of :data:`PROBLEM_PARAMS` for the problems (pb, ppi, pit): (series,
+    prediction row, theta) indices; ``dev`` the device arrays both kernels read."""
+    import cupy as cp
+
+    _, _, _, T, P = shape
+    i64 = np.int64
+    return (i64(pad), dev["lib"], i64(T), dev["pt"], i64(P), dev["y"], i64(E), i64(tau),
+            i64(Tp), dev["th"], i64(excl), dev["qlo"], dev["qhi"], dev["idx"], dev["dist"],
+            i64(depth), np.int32(bool(use_table)), np.float64(alpha), dev["xexp"],
+            cp.asarray(pb), cp.asarray(ppi), cp.asarray(pit))
 
 
 def smap_qr_thread(dev, shape, pad, E, tau, Tp, excl, q_lo, q_hi, depth, use_table, alpha,
@@ -204,11 +222,10 @@ def smap_qr_thread(dev, shape, pad, E, tau, Tp, excl, q_lo, q_hi, depth, use_tab
         Rd = cp.zeros((k, nc, nc + 1), cp.float64)
         inf = cp.zeros((k, 4), cp.float64)
         kern(((k + 127) // 128,), (128,),
-             (dev["X"], i64(B), i64(C), i64(W), i64(pad), dev["lib"], i64(T), dev["pt"], i64(P),
-              dev["y"], i64(E), i64(tau), i64(Tp), dev["th"], i64(excl), dev["qlo"],
-              dev["qhi"], dev["idx"], dev["dist"], i64(depth), np.int32(bool(use_table)),
-              np.float64(alpha), dev["xexp"], cp.asarray(pb[sl]), cp.asarray(ppi[sl]),
-              cp.asarray(pit[sl]), i64(k), i64(RM), S, Rd, inf))
+             (dev["X"], i64(B), i64(C), i64(W))
+             + problem_args(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha,
+                            pb[sl], ppi[sl], pit[sl])
+             + (i64(k), i64(RM), S, Rd, inf))
         del S
         R[sl] = Rd
         info[sl, :4] = inf
