@@ -79,4 +79,15 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
 
 
 def get_option(key: str) -> Any:
-    return OPTIONS[key]
+    """The current value of global option ``key`` (see :class:`set_options`).
+
+    Examples
+    --------
+    >>> import xedm
+    >>> xedm.get_option("neighbors")
+    'auto'
+    """
+    try:
+        return OPTIONS[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown option {key!r}; valid options are {sorted(OPTIONS)}") from None
