@@ -113,14 +113,18 @@ def workers(client, args) -> int:
 
 
 # ----------------------------------------------------------------------------- the input
-def open_lazy(path: str, var: str | None, dims: dict) -> xr.DataArray:
+@contextlib.contextmanager
+def open_lazy(path: str, var: str | None, dims: dict):
     """One variable of a NetCDF file or Zarr store as a dask-backed DataArray (a dim of
-    ``dims``, ``{option: dim}``, that the variable lacks is a clear error)."""
-    da = variable(open_input(path, lazy=True), var)
-    for opt, d in dims.items():
-        if d not in da.dims:
-            raise CLIError(f"{opt} {d!r} is not a dim of {da.name!r} (dims: {list(da.dims)})")
-    return da
+    ``dims``, ``{option: dim}``, that the variable lacks is a clear error); the file is
+    closed on leaving."""
+    with open_input(path, lazy=True) as ds:
+        da = variable(ds, var)
+        for opt, d in dims.items():
+            if d not in da.dims:
+                raise CLIError(f"{opt} {d!r} is not a dim of {da.name!r} (dims: "
+                               f"{list(da.dims)})")
+        yield da
 
 
 def scan_input(da: xr.DataArray, tdim: str, client, progress: bool) -> dict:

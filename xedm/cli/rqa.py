@@ -66,7 +66,11 @@ def command(args) -> int:
     }
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args, rqa, user)
-    da = variable(open_input(args.file), args.var)
+    with open_input(args.file) as ds:
+        return _in_memory(args, rqa, user, variable(ds, args.var))
+
+
+def _in_memory(args, rqa, user: dict, da) -> int:
     if (args.dim or "time") not in da.dims and not (args.dim is None and da.ndim == 1):
         raise CLIError(f"--dim {args.dim or 'time'!r} is not a dim of {da.name!r} (dims: "
                        f"{da.dims}); give the time dim with --dim")
@@ -81,7 +85,11 @@ def command(args) -> int:
 def batch(args, rqa, user: dict) -> int:
     """``xedm rqa INPUT ... --out OUT.zarr``: RQA of every series, block by block."""
     tdim = args.dim or "time"
-    da = open_lazy(args.file, args.var, {"--dim": tdim})
+    with open_lazy(args.file, args.var, {"--dim": tdim}) as da:
+        return _batch(args, rqa, user, da, tdim)
+
+
+def _batch(args, rqa, user: dict, da, tdim: str) -> int:
     series = [d for d in da.dims if d != tdim]
     n = int(np.prod([da.sizes[d] for d in series])) if series else 1
     spec = {"command": "rqa", "input": os.path.abspath(args.file), "var": str(da.name),

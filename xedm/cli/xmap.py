@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 
 import numpy as np
 
@@ -75,7 +76,11 @@ def command(args) -> int:
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args)
     xmap = public("xmap")
-    da = variable(open_input(args.file), args.var)
+    with open_input(args.file) as ds:
+        return _in_memory(args, xmap, variable(ds, args.var))
+
+
+def _in_memory(args, xmap, da) -> int:
     if args.dim not in da.dims:
         raise CLIError(f"--dim {args.dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
     with options(args), run_scheduler(args):
@@ -106,13 +111,14 @@ def _check_E(N: int, E_max: int):
 
 def batch(args) -> int:
     """``xedm xmap INPUT ... --out OUT.zarr``: the blocked map, written block by block."""
-    import warnings
+    tdim = args.time_dim or "time"
+    with open_lazy(args.file, args.var, {"--dim": args.dim, "--time-dim": tdim}) as da:
+        return _batch(args, public("xmap"), da, tdim)
 
+
+def _batch(args, xmap, da, tdim: str) -> int:
     from ..distributed import block_sizes
 
-    xmap = public("xmap")
-    tdim = args.time_dim or "time"
-    da = open_lazy(args.file, args.var, {"--dim": args.dim, "--time-dim": tdim})
     N, T = da.sizes[args.dim], da.sizes[tdim]
     E_max = 10 if args.E_max is None else args.E_max
     user = _user(xmap, args)
