@@ -347,6 +347,12 @@ def add_common(sp) -> None:
     sp.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
+def add_input(sp) -> None:
+    """The input file and ``--var``."""
+    sp.add_argument("file", help="NetCDF file or Zarr store")
+    sp.add_argument("--var", help="variable to analyse (default: the only one)")
+
+
 def add_batch(sp, what: str) -> None:
     """The options of a resumable batch job (``--out OUT.zarr``)."""
     sp.add_argument("--scheduler", default=None, metavar="ADDRESS",

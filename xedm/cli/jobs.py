@@ -220,7 +220,7 @@ class Job:
     """The Zarr store of one batch job, its metadata and its block markers (module doc).
 
     ``Job(out, spec, restart)`` checks ``--out`` and the saved parameters before any work;
-    :meth:`check_input` compares the input's fingerprint with the saved one; :meth:`run`
+    :meth:`read_input` compares the input's fingerprint with the saved one; :meth:`run`
     creates the store (or checks the one it resumes) and writes the blocks.
     """
 
@@ -297,9 +297,12 @@ class Job:
             self._damaged(name, why)
         return value
 
-    def check_input(self, fingerprint: dict) -> None:
-        """Refuse to resume on an input other than the one the job started on."""
-        self.fingerprint = json.loads(json.dumps(fingerprint, default=_plain))
+    def read_input(self, da: xr.DataArray, tdim: str, client, progress: bool,
+                   source: str) -> dict:
+        """:func:`scan_input`; refuse to resume on an input other than the one the job
+        started on, and an input that is all NaN."""
+        scan = scan_input(da, tdim, client, progress)
+        self.fingerprint = json.loads(json.dumps(scan["fingerprint"], default=_plain))
         if self.resume and self.input != self.fingerprint:
             diff = sorted(k for k in set(self.input) | set(self.fingerprint)
                           if self.input.get(k) != self.fingerprint.get(k))
@@ -307,12 +310,16 @@ class Job:
                            f"{', '.join(diff)} differ): its saved blocks belong to the old "
                            "input; pass --restart to start over on this input, or choose "
                            "another --out")
+        if not scan["any_finite"].any():
+            raise CLIError(f"{self.spec['command']}: the variable {da.name!r} of {source} is "
+                           "all NaN; there is nothing to analyse")
+        return scan
 
     # ------------------------------------------------------------------ the blocks
     def run(self, result: xr.Dataset, client, progress: bool, extras: dict | None = None,
-            desc: str = "blocks") -> tuple[int, int, int]:
-        """Write every block of ``result`` that is not written and verified yet; returns
-        (blocks, written now, finished blocks that did not verify)."""
+            desc: str = "blocks", what: str = "block(s)") -> str:
+        """Write every block of ``result`` that is not written and verified yet; returns what
+        was done, in words (``what``: the blocks; written now, already written)."""
         import dask
         from dask.base import tokenize
 
@@ -371,9 +378,15 @@ class Job:
             tasks.append(dask.delayed(_write_block, pure=False)(
                 self.out, parts, self._marker(b),
                 dask_key_name=f"xedm-block-{_name(b)}-{token}"))
-        run_tasks(tasks, client, desc, progress, done=len(blocks) - len(todo),
-                  total=len(blocks))
-        return len(blocks), len(todo), redone
+        try:
+            run_tasks(tasks, client, desc, progress, done=len(blocks) - len(todo),
+                      total=len(blocks))
+        except (ValueError, TypeError) as err:  # the analysis refused the data of a block
+            raise CLIError(str(err)) from err
+        return (f"{len(blocks)} {what}, {len(todo)} computed now"
+                + (f" ({redone} again: written before, they did not verify)" if redone else "")
+                + (f", {len(blocks) - len(todo)} already written" if len(todo) < len(blocks)
+                   else ""))
 
     def _marker(self, block: tuple) -> str:
         return os.path.join(self.meta, "done", _name(block))

@@ -13,6 +13,7 @@ from ._common import (
     CLIError,
     add_batch,
     add_common,
+    add_input,
     call,
     open_input,
     options,
@@ -23,7 +24,7 @@ from ._common import (
     variable,
     write_netcdf,
 )
-from .jobs import Job, open_lazy, positive_ints, scan_input, workers
+from .jobs import Job, open_lazy, positive_ints, workers
 
 
 def add_parser(sub) -> None:
@@ -31,8 +32,7 @@ def add_parser(sub) -> None:
     r = sub.add_parser("rqa", help="recurrence quantification of a series in a file",
                        description="Recurrence quantification analysis of one variable; other "
                        "dims broadcast.")
-    r.add_argument("file", help="NetCDF file or Zarr store")
-    r.add_argument("--var", help="variable to analyse (default: the only one)")
+    add_input(r)
     r.add_argument("--dim", default=None, help="time dim (default time)")
     r.add_argument("--E", type=int, default=1, help="embedding dimension (default 1)")
     r.add_argument("--tau", type=int, default=1, help="lag (default 1)")
@@ -97,11 +97,7 @@ def _batch(args, rqa, user: dict, da, tdim: str) -> int:
     job = Job(args.out, spec, restart=args.restart)
     progress = not args.quiet
     with run_scheduler(args) as client, options(args):
-        scan = scan_input(da, tdim, client, progress)
-        job.check_input(scan["fingerprint"])
-        if not scan["any_finite"].any():
-            raise CLIError(f"rqa: the variable {da.name!r} of {args.file} is all NaN; there is "
-                           "nothing to analyse")
+        scan = job.read_input(da, tdim, client, progress, args.file)
         if not scan["all_finite"]:  # as in memory: RQA needs finite data
             raise CLIError(f"rqa: the variable {da.name!r} of {args.file} contains NaN or "
                            "infinite values; RQA needs finite data: drop or fill them first")
@@ -118,15 +114,10 @@ def _batch(args, rqa, user: dict, da, tdim: str) -> int:
         result = call(rqa, da.chunk(chunks), user=user, optional={"progress": False},
                       load=False)
         result.attrs.update(input=os.path.abspath(args.file), variable=str(da.name))
-        try:
-            nb, now, redone = job.run(result, client, progress, desc="rqa blocks",
-                                      extras={"blocks.json": blocks})
-        except (ValueError, TypeError) as err:
-            raise CLIError(str(err)) from err
+        done = job.run(result, client, progress, desc="rqa blocks", what="blocks",
+                       extras={"blocks.json": blocks})
     print(f"RQA of {da.name!r} ({n} series, E = {args.E}, tau = {args.tau}) -> {args.out}: "
-          f"{nb} blocks, {now} computed now"
-          f"{f' ({redone} again: written before, they did not verify)' if redone else ''}"
-          f"{f', {nb - now} already written' if nb - now else ''}")
+          f"{done}")
     with xr.open_zarr(args.out) as res:
         print_measures(res)
     return 0

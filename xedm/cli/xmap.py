@@ -13,6 +13,7 @@ from ._common import (
     CLIError,
     add_batch,
     add_common,
+    add_input,
     add_neighbours,
     call,
     data_path,
@@ -27,7 +28,7 @@ from ._common import (
     variable,
     write_netcdf,
 )
-from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, scan_input, workers
+from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, workers
 
 
 def add_parser(sub) -> None:
@@ -35,8 +36,7 @@ def add_parser(sub) -> None:
     x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
                        description="Cross-map every ordered pair of series along --dim; "
                        "writes rho(library, target).")
-    x.add_argument("file", help="NetCDF file or Zarr store")
-    x.add_argument("--var", help="variable to analyse (default: the only one)")
+    add_input(x)
     x.add_argument("--dim", required=True, help="dim that indexes the series, e.g. neuron")
     x.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
     which_E = x.add_mutually_exclusive_group()
@@ -129,12 +129,7 @@ def _batch(args, xmap, da, tdim: str) -> int:
     progress = not args.quiet
     with run_scheduler(args) as client, options(args), ignoring(
             r"xmap \(one dask chunk of the data\): series"):  # said once, below
-        scan = scan_input(da, tdim, client, progress)
-        job.check_input(scan["fingerprint"])
-        live = scan["any_finite"]
-        if not live.any():
-            raise CLIError(f"xmap: the variable {da.name!r} of {args.file} is all NaN; there "
-                           "is nothing to cross-map")
+        live = job.read_input(da, tdim, client, progress, args.file)["any_finite"]
         if live.ndim == 1 and not live.all():
             names = [v.item() if isinstance(v, np.generic) else v
                      for v in np.asarray(da[args.dim].values)[~live]]
@@ -164,17 +159,12 @@ def _batch(args, xmap, da, tdim: str) -> int:
         lazy_coords = [c for c in result.coords if hasattr(result[c].data, "dask")]
         result = result.reset_coords(lazy_coords)  # (E chosen inside) written as variables
         result.attrs.update(input=os.path.abspath(args.file), variable=str(da.name))
-        try:
-            n, now, redone = job.run(
-                result, client, progress, desc="xmap blocks",
-                extras={"blocks.json": blocks, "E.json": None if args.E is not None
-                        or E is None else np.asarray(E).tolist()})
-        except (ValueError, TypeError) as err:
-            raise CLIError(str(err)) from err
+        done = job.run(result, client, progress, desc="xmap blocks",
+                       what="block(s) (library x target)",
+                       extras={"blocks.json": blocks, "E.json": None if args.E is not None
+                               or E is None else np.asarray(E).tolist()})
     print(f"xmap of {da.name!r} over {args.dim!r} ({N} series, {T} time points) -> {args.out}: "
-          f"{n} block(s) (library x target), {now} computed now"
-          f"{f' ({redone} again: written before, they did not verify)' if redone else ''}"
-          f"{f', {n - now} already written' if n - now else ''}")
+          f"{done}")
     return 0
 
 
