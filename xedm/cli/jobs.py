@@ -535,7 +535,8 @@ def positive_ints(*keys: str):
         if not isinstance(value, dict) or set(value) != set(keys):
             return f"an object with the keys {list(keys)} was expected, got {value!r:.80}"
         bad = [k for k in keys if type(value[k]) is not int or value[k] < 1]
-        return f"{', '.join(bad)} must be integers >= 1, got {value!r:.80}" if bad else None
+        return (f"{' and '.join(bad)} must be {'an integer' if len(bad) == 1 else 'integers'}"
+                f" >= 1, got {value!r:.80}" if bad else None)
 
     return check
 
