@@ -2,7 +2,10 @@
 
 ``get_kernel("knn_sweep", "cpu")`` returns the numba kernel; ``get_kernel(name, "gpu")`` the
 CuPy twin.  Modules are imported lazily so that ``import xedm`` never pulls numba-compiled code
-or CuPy.
+or CuPy.  The kernels are grouped by algorithm, each subpackage with its CPU and GPU files
+and the constants both use: ``knn/`` (exact neighbours; the helpers of the index methods;
+ivf's scan), ``predict/`` (simplex, skill), ``smap/``, ``cross/`` (ccm and xmap lookups),
+``rqa/``, ``stats/`` (surrogates).  This is the only layer that runs numba or CuPy.
 """
 
 from __future__ import annotations

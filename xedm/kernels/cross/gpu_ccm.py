@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..knn.gpu import _module
+from ..predict.constants import D_MIN
 
 # ---- sorted_table: the depth nearest library points of every row, exactly ordered ---------
 
@@ -159,7 +160,7 @@ extern "C" __global__ void ccm_sums(
                 if (nb[j] >= 0) { nd[j] = sqrt(nd[j]); ++m; }
         }
         if (m == 0) continue;  // no library point for this row in this subset
-        const double dmin = fmax(nd[0], 1e-6);
+        const double dmin = fmax(nd[0], """ + repr(D_MIN) + r""");
         double w = exp(-nd[0] / dmin);
         double wsum = w, acc = w * ys[nb[0] + Tp];
         for (int j = 1; j < m; ++j) {

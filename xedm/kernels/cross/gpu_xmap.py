@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..knn.gpu import _module, knn_device
+from ..predict.constants import D_MIN
 
 _SOURCE = r"""
 #include <math_constants.h>
@@ -56,13 +57,13 @@ extern "C" __global__ void xmap_rows(
     const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= R) return;
     long long m = 0;
-    double dmin = 1e-6;
+    double dmin = """ + repr(D_MIN) + r""";
     for (long long j = 0; j < depth; ++j) {
         const long long q = idx[r * depth + j];
         if (q < 0) break;
         if (q + Tp < 0 || q + Tp >= T) continue;
         const double d = dist[r * depth + j];
-        if (m == 0) dmin = fmax(d, 1e-6);
+        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
         qk[r * k + m] = (int)(q + Tp);
         wk[r * k + m] = exp(-d / dmin);
         m += 1;
@@ -128,7 +129,7 @@ extern "C" __global__ void xmap_sums(
                 pred = acc * (1.0 / wsg[r]);
             } else {  // a missing value among the shared entries: scan the row's table
                 long long mm = 0;
-                double dmin = 1e-6, a = 0.0, ws = 0.0;
+                double dmin = """ + repr(D_MIN) + r""", a = 0.0, ws = 0.0;
                 for (long long j = 0; j < depth; ++j) {
                     const long long q = idx[r * depth + j];
                     if (q < 0) break;
@@ -136,7 +137,7 @@ extern "C" __global__ void xmap_sums(
                     const double yq = Yt[(q + Tp) * nT + t];
                     if (!isfinite(yq)) continue;
                     const double d = dist[r * depth + j];
-                    if (mm == 0) dmin = fmax(d, 1e-6);
+                    if (mm == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
                     const double w = exp(-d / dmin);
                     a = a + w * yq;
                     ws = ws + w;

@@ -17,6 +17,10 @@ Signature shared with the GPU twin::
 points for each embedding dimension in ``E_list`` (ascending); ``k_list`` gives k per E.
 Library points with ``|t_lib - t_pred| <= excl`` are skipped (excl >= 0: self is always
 skipped).  Squared distances accumulate over lags, so one pass serves every E of a sweep.
+
+Here: ``knn_sweep`` (every E of a sweep in one pass), ``knn_direct`` and ``knn_single`` (one
+E); the diagonal recurrence is :mod:`.cpu_diagonal`, the pieces all of them share (the tie
+order, insertion, bounds from the previous row) :mod:`.cpu_common`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..knn.gpu import _module, knn_device
-from .constants import SWEEP_MAX_E
+from .constants import D_MIN, SWEEP_MAX_E
 
 _PREDICT = r"""
 extern "C" __global__ void simplex_predict(
@@ -42,7 +42,7 @@ extern "C" __global__ void simplex_predict(
         if (q < 0) break;
         if (!ok[b * T + q]) continue;
         const double d = dist[r * depth + j];
-        if (m == 0) dmin = fmax(d, 1e-6);
+        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
         const double w = exp(-d / dmin);
         wsum = wsum + w;
         acc = acc + w * y[b * T + q + Tp];
