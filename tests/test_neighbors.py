@@ -312,3 +312,28 @@ def test_inputs_untouched(lorenz):
         knn_tables(prep, [5], 2, backend="cpu", method=m)
     np.testing.assert_array_equal(prep.Xpad, Xpad)
     np.testing.assert_array_equal(x, keep)
+
+
+def test_registry_declares_every_method():
+    # one declaration per method: its module implements the contract, the option accepts it,
+    # and no method module imports the dispatcher (the import circle this registry removed)
+    import ast
+    from pathlib import Path
+
+    from xedm.neighbors import registry
+    from xedm.options import _VALID
+
+    assert _VALID["neighbors"] == set(registry.METHODS) == {
+        "auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}
+    assert registry.EXACT_METHODS == ("exact", "kdtree", "sorted1d")
+    for m in registry.REGISTRY.values():
+        assert callable(m.load().tables), m.name
+        src = Path(m.load().__file__).read_text()
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.module != "base" and not (
+                    node.module is None and any(a.name == "base" for a in node.names)), m.name
+    with pytest.raises(ValueError, match="needs backend='gpu'"):
+        base.resolve_method("ivf", backend="cpu")
+    with pytest.raises(ValueError, match="one-coordinate states only"):
+        base.resolve_method("sorted1d", dim=3)

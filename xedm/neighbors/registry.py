@@ -18,12 +18,13 @@ from types import ModuleType
 class Method:
     """A neighbour method's capabilities.
 
-    ``backends``: where it runs ("cpu", "gpu"); ``exact``: identical tables to brute force
-    (order included), else approximate (a measured recall); ``max_dim``: the most
-    coordinates per state (E times the columns) it searches (None: any); ``needs``: the
-    optional package it imports (None: none beyond xedm's dependencies); ``backend_error`` /
-    ``dim_error``: the messages when asked for a backend or a dimension it lacks (formatted
-    with ``backend`` and ``dim``).
+    ``backends``: the ``backend`` values it serves ("cpu", "gpu"; the methods that search on
+    the host serve "gpu" too, their tables feeding the GPU kernels); ``exact``: identical
+    tables to brute force (order included), else approximate (a measured recall);
+    ``max_dim``: the most coordinates per state (E times the columns) it searches (None:
+    any); ``needs``: the optional package it imports (None: none beyond xedm's
+    dependencies); ``backend_error`` / ``dim_error``: the messages when asked for a backend
+    or a dimension it lacks (formatted with ``backend`` and ``dim``).
     """
 
     name: str
