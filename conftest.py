@@ -3,7 +3,7 @@ import importlib.util
 
 import pytest
 
-collect_ignore_glob = [] if importlib.util.find_spec("cupy") else ["xedm/kernels/gpu_*.py"]
+collect_ignore_glob = [] if importlib.util.find_spec("cupy") else ["xedm/kernels/*/gpu*.py"]
 
 # Test modules whose tests all run in one xdist worker: pynndescent compiles its numba functions
 # in every process that builds an index (25 s with a warm numba cache, 80 s cold on a 2-core

@@ -31,7 +31,7 @@ import xedm
 from xedm.core import simplex as core_simplex
 from xedm.core.embed import LibSpec, prepare
 from xedm.kernels import get_kernel
-from xedm.neighbors.base import exact_rows
+from xedm.neighbors.contract import exact_rows
 
 METHODS = ("exact", "kdtree", "sorted1d", "nndescent", "hnsw", "auto")
 SAMPLE = 1000

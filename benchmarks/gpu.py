@@ -135,8 +135,8 @@ def peer(args, row, key, fn, est=None, gpu=True):
 def simplex_kernel(x, E):
     """The kNN pass and the predictions on the device (no host work but the point sets)."""
     from xedm.core.embed import LibSpec, prepare
-    from xedm.kernels.gpu_knn import knn_device
-    from xedm.kernels.gpu_predict import predict_device
+    from xedm.kernels.knn.gpu import knn_device
+    from xedm.kernels.predict.gpu import predict_device
 
     T = len(x)
     X = np.asarray(x, float)[None, None]

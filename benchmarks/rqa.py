@@ -192,7 +192,7 @@ def gpu_rows(args):
     import xarray as xr
 
     import xedm
-    from xedm.kernels.gpu_rqa import line_histograms as gpu_hist
+    from xedm.kernels.rqa.gpu import line_histograms as gpu_hist
     from xedm.recurrence.measures import rqa_measures
     from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, thresholds
     from xedm.recurrence.threshold import eps_for_recurrence_rate

@@ -34,7 +34,7 @@ def timed(fn, rep=5):
 
 
 def main(out=None):
-    from xedm.kernels import gpu_knn
+    from xedm.kernels.knn import gpu as gpu_knn
 
     xedm.set_options(progress=False)
     ds = xedm.datasets.many_series(1000, 1000, seed=0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from xedm.core.embed import LibSpec, prepare
-from xedm.neighbors import base
+from xedm.neighbors import contract
 
 RHO_TOL = 0.005  # |rho(approximate) - rho(exact)| at recall >= 0.95 on Lorenz-63
 
@@ -48,7 +48,7 @@ def _check_contract(prep, idx, dist, k, excl, ie=0):
     lags = np.arange(E) * prep.tau
     for b in range(prep.Xpad.shape[0]):
         lib = prep.lib_ok[ie, b]
-        avail = base.available(lib, prep.pred_t, excl)
+        avail = contract.available(lib, prep.pred_t, excl)
         rows, d = idx[ie, b, :, :k], dist[ie, b, :, :k]
         off = ~prep.pred_ok[ie, b]
         assert (rows[off] == -1).all()

@@ -403,7 +403,7 @@ def test_xmap_skill_kernel_against_naive_lookups(k):
     NaN), libraries whose valid rows differ from the previous library's, and Tp of both
     signs: rho from naive.table_predictions on the same tables."""
     from xedm.kernels import get_kernel
-    from xedm.kernels.cpu_xmap import TB
+    from xedm.kernels.cross.cpu_xmap import TB
 
     rng = np.random.default_rng(k)
     T, nL, E = 90, 4, 2

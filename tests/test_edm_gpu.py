@@ -76,7 +76,7 @@ def _cases(n, seed0=0, max_E=6):
 def knn_path(request, monkeypatch):
     """Both GPU kNN kernels whatever the size: the sorted kernel and the sliced scan; each
     must equal the CPU."""
-    from xedm.kernels import gpu_knn
+    from xedm.kernels.knn import gpu as gpu_knn
 
     monkeypatch.setattr(gpu_knn, "SORTED_MIN_ROWS", 0 if request.param == "sorted" else 2**62)
     return request.param
@@ -536,26 +536,13 @@ def test_smap_gpu_runs_of_equal_values_and_naive(seed):
     dict(E=4, theta=1.0, exclusion_radius=5, solver="ridge", alpha=0.2),
     dict(E=1, theta=3.0, Tp=-2),
 ])
-@pytest.mark.parametrize("normal_first", [True, False])
-def test_smap_gpu_normal_equations_long_series(kw, normal_first, monkeypatch):
-    # every library point a neighbour.  NORMAL_FIRST: the normal-equation path (W2 @ P on
-    # cuBLAS, batched Cholesky, refinement), the QR solver only for rejected problems; by
-    # default every problem goes to the QR solver's tall-skinny kernel
+def test_smap_gpu_long_series(kw, monkeypatch):
+    # every library point a neighbour: every problem to the QR solver's tall-skinny kernel
     import xedm
-    import xedm.kernels.gpu_smap as G
 
-    monkeypatch.setattr(G, "NORMAL_FIRST", normal_first)
     sent = _spy_thread(monkeypatch)
-    rows = []
-    qr = G.smap_qr
-
-    def spy(*args):
-        rows.append(int(np.asarray(args[4]).sum()))
-        return qr(*args)
-
-    monkeypatch.setattr(G, "smap_qr", spy)
-    # a little noise: smooth Lorenz-63 x at E = 20 makes every local fit numerically rank
-    # deficient (those go to QR/SVD, as tests/test_smap_normal.py checks on the CPU)
+    # a little noise: on smooth Lorenz-63 x at E = 20 every local fit is numerically rank
+    # deficient (test_smap_gpu_rank_deficient_lorenz_E20 covers those)
     x = xedm.datasets.lorenz63(1500).x.values.copy()
     x += 0.05 * np.random.default_rng(0).standard_normal(len(x))
     x[[100, 101, 700]] = np.nan
@@ -564,34 +551,8 @@ def test_smap_gpu_normal_equations_long_series(kw, normal_first, monkeypatch):
     b = da.edm.smap(backend="cpu", **kw)
     for name in ("prediction", "coefficients"):
         _close(a[name].values, b[name].values)
-    if normal_first:
-        assert sum(rows) <= 0.01 * len(x)
-    else:
-        assert sum(rows) >= 0.95 * len(x)
     assert sum(sent) == 0
     np.testing.assert_allclose(float(a.rho), float(b.rho), rtol=1e-12)
-
-
-def test_smap_gpu_block_solver_equals_its_numpy_form(monkeypatch):
-    # the same smap_normal code on CuPy (GPU kernel, NORMAL_FIRST) and on NumPy (the CPU
-    # reference form)
-    from test_smap_normal import kernel_args, numpy_block
-
-    import xedm
-    import xedm.kernels.gpu_smap as G
-
-    monkeypatch.setattr(G, "NORMAL_FIRST", True)
-
-    x = xedm.datasets.lorenz63(600).x.values.copy()
-    x[50] = np.nan
-    for kw in (dict(E=3, theta=2.0), dict(E=6, theta=0.0, exclusion_radius=3),
-               dict(E=2, theta=4.0, solver="ridge", alpha=1e-2)):
-        args = kernel_args(xr.DataArray(x * 1e-7, dims="time"), **kw)
-        p, c, bad = numpy_block(args)
-        gp, gc, _ = get_kernel("smap_predict", "gpu")(*args)
-        ok = ~bad
-        _close(gp[:, ok], p[:, ok], rtol=1e-11)
-        _close(gc[:, ok], c[:, ok], rtol=1e-11)
 
 
 def test_cupy_in_cupy_out():
@@ -623,11 +584,11 @@ def test_predict_nonlinear_gpu():
     np.testing.assert_allclose(a.rho.isel(unit=0).values, ref, rtol=1e-6)
 
 
-# ---- S-map's QR solver (gpu_smap_qr): tall-skinny QR kernel, batched finishing -----------
+# ---- S-map's QR solver (smap/gpu.py): tall-skinny QR kernel, batched finishing ----------
 
 def _spy_thread(monkeypatch):
     """Count the problems sent to the one-thread-per-problem QR kernel."""
-    import xedm.kernels.gpu_smap_qr as Q
+    import xedm.kernels.smap.gpu as Q
 
     sent = []
     inner = Q.smap_qr_thread
@@ -645,7 +606,7 @@ def _with_sv(args):
 
 
 def _tsqr_factors(args, pis, rd):
-    import xedm.kernels.gpu_smap_qr as Q
+    import xedm.kernels.smap.gpu as Q
 
     (Xpad, pad, lib_ok, pred_t, _ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi, idx, dist,
      _use, alpha, _sv, xexp, _yexp) = args
@@ -696,21 +657,20 @@ def kernel_args_smap(x, **kw):
     return kernel_args(xr.DataArray(x, dims="time"), **kw)
 
 
-@pytest.mark.parametrize("normal_first", [True, False])
-def test_smap_gpu_rank_deficient_lorenz_E20(normal_first, monkeypatch):
+def test_smap_gpu_rank_deficient_lorenz_E20(monkeypatch):
     # smooth Lorenz-63 at E = 20: every local fit numerically rank deficient (the minimum-norm
     # SVD solve); coefficients along the smallest kept singular directions are fixed by
     # rounding only (tests/test_smap_tsqr.py): 1e-9 in the well-determined subspace, 1e-3
     # everywhere; predictions and singular values to 1e-9
     from test_smap_tsqr import close_in_subspace, design, lorenz_args
 
-    import xedm.kernels.gpu_smap_qr as Q
-    from xedm.kernels.cpu_predict import smap_predict as cpu_qr
+    import xedm.kernels.smap.gpu as Q
+    from xedm.kernels.smap.cpu_qr import smap_qr as cpu_qr
 
     sent = _spy_thread(monkeypatch)
     args = lorenz_args(1200, 20, theta=2.0)
     pc, cc, _ = cpu_qr(*args)
-    kern = get_kernel("smap_predict", "gpu") if normal_first else Q.smap_qr
+    kern = Q.smap_qr
     gp, gc, _ = kern(*args)
     _close(gp, pc)
     _close(gc, cc, rtol=1e-3)

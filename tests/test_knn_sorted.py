@@ -1,11 +1,11 @@
-"""The GPU's sorted kNN kernel (xedm/kernels/gpu_knn.py, ``knn_sorted``) written out in NumPy
+"""The GPU's sorted kNN kernel (xedm/kernels/knn/gpu.py, ``knn_sorted``) written out in NumPy
 and checked against the CPU kernels on any machine.
 
 The twin follows the kernel step by step: the lag-sum keys, the sorted library and rows, 32
 rows to a warp, the warp's span, the walk outwards one candidate at a time on alternating
 sides, each side stopping when no row's reach (``sqrt(m * k-th) + 2 delta``, with the same
 margins) covers the next key, and the exact float64 distances inserted in the order
-(distance, |dt|, t).  Its tables must equal ``cpu_knn.knn_sweep``'s bit for bit; with the
+(distance, |dt|, t).  Its tables must equal ``knn.cpu.knn_sweep``'s bit for bit; with the
 bound's ``sqrt(m)`` left out (a reach too short) they must not, so the test can fail.  The
 GPU tests (tests/test_edm_gpu.py) run the CUDA kernel itself on the same kinds of cases.
 """

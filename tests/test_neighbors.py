@@ -20,7 +20,7 @@ from neighbor_cases import CASES, RHO_TOL, _check_contract, _gappy, _prep
 
 import xedm
 from xedm.core.embed import LibSpec, prepare
-from xedm.neighbors import auto, base
+from xedm.neighbors import auto, base, contract, index
 from xedm.neighbors.base import Search, knn_tables
 
 pytest.importorskip("faiss")
@@ -42,8 +42,8 @@ def lorenz():
 @pytest.fixture(autouse=True)
 def small_sample(monkeypatch):
     # a sample of 40 rows leaves most rows of these short series to the index
-    monkeypatch.setattr(base, "SAMPLE_MIN", 40)
-    monkeypatch.setattr(base, "SAMPLE_MAX", 40)
+    monkeypatch.setattr(index, "SAMPLE_MIN", 40)
+    monkeypatch.setattr(index, "SAMPLE_MAX", 40)
 
 
 @pytest.mark.parametrize("E, excl, lib, Tp, tau", CASES)
@@ -97,7 +97,7 @@ def test_approximate_honour_exclusions(lorenz, method, E, excl, lib, Tp, tau):
     idx, dist = knn_tables(prep, [E + 1], excl, backend="cpu", method=s)
     _check_contract(prep, idx, dist, E + 1, excl)
     ref = knn_tables(prep, [E + 1], excl, backend="cpu", method="exact")
-    f, n = base.recall_of(idx[0, 0], ref[0][0, 0])
+    f, n = contract.recall_of(idx[0, 0], ref[0][0, 0])
     assert f / n >= 0.95
     assert s.used_name == ("sorted1d" if E == 1 else method)
 
@@ -127,7 +127,7 @@ def test_recall_and_rho_at_E20(lorenz, method):
     prep = _prep(lorenz, 20)
     ex = knn_tables(prep, [21], 0, backend="cpu", method="exact")
     got = knn_tables(prep, [21], 0, backend="cpu", method=Search(method, recall=0.95))
-    f, n = base.recall_of(got[0][0, 0], ex[0][0, 0])
+    f, n = contract.recall_of(got[0][0, 0], ex[0][0, 0])
     assert f / n >= 0.95  # measured independently, on every row
     assert abs(float(res.rho) - float(ref.rho)) <= RHO_TOL
 
@@ -205,7 +205,7 @@ def test_ccm_deep_tables_approximate(lorenz):
     ref = knn_tables(prep, [60], 0, backend="cpu", method="exact")
     got = knn_tables(prep, [60], 0, backend="cpu", method=Search("hnsw"))
     _check_contract(prep, got[0], got[1], 60, 0)
-    f, n = base.recall_of(got[0][0, 0], ref[0][0, 0])
+    f, n = contract.recall_of(got[0][0, 0], ref[0][0, 0])
     assert f / n >= 0.95
 
 
@@ -312,3 +312,28 @@ def test_inputs_untouched(lorenz):
         knn_tables(prep, [5], 2, backend="cpu", method=m)
     np.testing.assert_array_equal(prep.Xpad, Xpad)
     np.testing.assert_array_equal(x, keep)
+
+
+def test_registry_declares_every_method():
+    # one declaration per method: its module implements the contract, the option accepts it,
+    # and no method module imports the dispatcher (the import circle this registry removed)
+    import ast
+    from pathlib import Path
+
+    from xedm.neighbors import registry
+    from xedm.options import _VALID
+
+    assert _VALID["neighbors"] == set(registry.METHODS) == {
+        "auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}
+    assert registry.EXACT_METHODS == ("exact", "kdtree", "sorted1d")
+    for m in registry.REGISTRY.values():
+        assert callable(m.load().tables), m.name
+        src = Path(m.load().__file__).read_text()
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.module != "base" and not (
+                    node.module is None and any(a.name == "base" for a in node.names)), m.name
+    with pytest.raises(ValueError, match="needs backend='gpu'"):
+        base.resolve_method("ivf", backend="cpu")
+    with pytest.raises(ValueError, match="one-coordinate states only"):
+        base.resolve_method("sorted1d", dim=3)

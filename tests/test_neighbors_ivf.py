@@ -1,12 +1,13 @@
 """neighbors="ivf", the GPU inverted file (xedm/neighbors/ivf.py).
 
 Without a GPU, the method's steps run with NumPy (``ivf.Host``: the same gather, k-means,
-inverted lists, probes, recall tuning and fallbacks, with ``ivf.scan_reference``, the NumPy
-twin of the CUDA scan); with one (marker ``gpu``, skipped otherwise), the CUDA scan must equal
-its twin bit for bit and the public functions run with ``backend="gpu", neighbors="ivf"``.
-Both must keep the contract of every method (tests/test_neighbors.py: library points only,
-exclusions, no row left short, exact distances, the tie order), reach recall >= 0.95 at E = 20
-on Lorenz-63 and keep simplex rho within RHO_TOL of exact's.
+inverted lists, probes, recall tuning and fallbacks, with ``gpu_ivf.scan_reference``, the
+NumPy twin of the CUDA scan in xedm/kernels/knn/gpu_ivf.py); with one (marker ``gpu``,
+skipped otherwise), the CUDA scan must equal its twin bit for bit and the public functions
+run with ``backend="gpu", neighbors="ivf"``.  Both must keep the contract of every method
+(tests/test_neighbors.py: library points only, exclusions, no row left short, exact
+distances, the tie order), reach recall >= 0.95 at E = 20 on Lorenz-63 and keep simplex rho
+within RHO_TOL of exact's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from neighbor_cases import CASES, RHO_TOL, _check_contract, _gappy, _prep
 import xedm
 from xedm.core.embed import LibSpec
 from xedm.kernels import gpu_available
-from xedm.neighbors import auto, base, ivf
+from xedm.kernels.knn import gpu_ivf
+from xedm.neighbors import auto, contract, ivf
 from xedm.neighbors.base import Search, knn_tables
 
 gpu = pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU")
@@ -52,7 +54,7 @@ def test_host_contract_and_recall(lorenz, E, excl, lib, Tp, tau):
     idx, dist, s = host_tables(prep, E + 1, excl)
     _check_contract(prep, idx, dist, E + 1, excl)
     ref = knn_tables(prep, [E + 1], excl, backend="cpu", method="exact")
-    f, n = base.recall_of(idx[0, 0], ref[0][0, 0])
+    f, n = contract.recall_of(idx[0, 0], ref[0][0, 0])
     assert f / n >= 0.95
     assert s.used_name == ("sorted1d" if E == 1 else "ivf")
     if E > 1:
@@ -88,7 +90,7 @@ def test_host_recall_target_raises_nprobe(lorenz):
     _, _, lo = host_tables(prep, 21, 0, recall=0.5)
     _, _, hi = host_tables(prep, 21, 0, recall=0.999)
     assert hi.params["nprobe"] > lo.params["nprobe"]
-    assert base.lower_bound(hi.hits, hi.total) >= 0.999 or hi.params["nprobe"] == hi.params[
+    assert contract.lower_bound(hi.hits, hi.total) >= 0.999 or hi.params["nprobe"] == hi.params[
         "nlist"]
 
 
@@ -117,7 +119,7 @@ def test_gather_order_and_lists(lorenz):
     prep = _prep(lorenz[:2000], 4, tau=2)
     lib_pos = np.flatnonzero(prep.lib_ok[0, 0])
     got = ivf.gather(np, prep.Xpad[0], prep.pad, lib_pos, 4, 2)
-    np.testing.assert_array_equal(got, base.states(prep, 0, 0, lib_pos))
+    np.testing.assert_array_equal(got, contract.states(prep, 0, 0, lib_pos))
     index = ivf.Index(ivf.Host(), got, lib_pos, np.random.default_rng(0))
     assert index.offs[0] == 0 and index.offs[-1] == len(lib_pos)
     assert np.array_equal(np.sort(index.lib_t), lib_pos)  # every point in exactly one list
@@ -177,9 +179,9 @@ def test_gpu_scan_equals_twin(lorenz):
         q = ivf.gather(np, prep.Xpad[0], prep.pad, times, E, 1)
         for nprobe in (1, 4, index.nlist):
             pr = index.probes(np, q, nprobe)
-            ref = ivf.scan_reference(index.lib, index.lib_t, index.offs, q, times, pr, excl,
+            ref = gpu_ivf.scan_reference(index.lib, index.lib_t, index.offs, q, times, pr, excl,
                                      k, C)
-            got = ivf.scan_device(cp.asarray(index.lib), cp.asarray(index.lib_t),
+            got = gpu_ivf.scan_device(cp.asarray(index.lib), cp.asarray(index.lib_t),
                                   cp.asarray(index.offs), cp.asarray(q), cp.asarray(times),
                                   cp.asarray(pr), excl, k, C)
             for a, b in zip(ref, got, strict=True):
@@ -195,13 +197,13 @@ def test_gpu_contract_and_recall(lorenz, E, excl, lib, Tp, tau):
     idx, dist = knn_tables(prep, [E + 1], excl, backend="gpu", method=s)
     _check_contract(prep, idx, dist, E + 1, excl)
     ref = knn_tables(prep, [E + 1], excl, backend="cpu", method="exact")
-    f, n = base.recall_of(idx[0, 0], ref[0][0, 0])
+    f, n = contract.recall_of(idx[0, 0], ref[0][0, 0])
     assert f / n >= 0.95
     # the GPU run of the twin's steps gives the twin's tables (same sample, same k-means
     # seed; the device's float32 GEMMs may route a borderline query to another list, so
     # compare recall rather than bits)
     hidx, _, _ = host_tables(prep, E + 1, excl)
-    hf, _ = base.recall_of(hidx[0, 0], ref[0][0, 0])
+    hf, _ = contract.recall_of(hidx[0, 0], ref[0][0, 0])
     assert abs(f - hf) / n <= 0.05
 
 
@@ -230,7 +232,7 @@ def test_gpu_simplex_recall_and_rho_at_E20(monkeypatch):
     prep = _prep(x.values, 20)
     ex = knn_tables(prep, [21], 0, backend="gpu", method="exact")
     got = knn_tables(prep, [21], 0, backend="gpu", method=Search("ivf", recall=0.95))
-    f, n = base.recall_of(got[0][0, 0], ex[0][0, 0])
+    f, n = contract.recall_of(got[0][0, 0], ex[0][0, 0])
     assert f / n >= 0.95  # every row
     assert abs(float(res.rho) - float(ref.rho)) <= RHO_TOL
 

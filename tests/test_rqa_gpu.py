@@ -16,7 +16,7 @@ pytestmark = [
 
 
 def _gpu(prob, eps, norm, tile=None, devices=None):
-    from xedm.kernels.gpu_rqa import line_histograms as gpu_hist
+    from xedm.kernels.rqa.gpu import line_histograms as gpu_hist
 
     thr = thresholds(eps, norm, prob.nch, prob.matrices.shape[0])
     return gpu_hist(prob, thr, NORMS.index(norm), tile, devices)

@@ -1,11 +1,10 @@
-"""S-map's normal-equation solver (xedm/kernels/cpu_smap.py, smap_normal.py) against the QR
-solver (xedm/kernels/cpu_predict.py) on the same kernel arguments, and its vectorised exp.
+"""S-map's normal-equation solver (xedm/kernels/smap/cpu.py) against the QR solver
+(xedm/kernels/smap/cpu_qr.py) on the same kernel arguments, and its vectorised exp.
 
 Tolerances: accepted problems agree with the QR solver to 1e-11 of the largest |value|
 (predictions and coefficients; ordinary conditioning, both at rounding level); rejected
-problems are the QR solver's, bit for bit.  The NumPy block form (the GPU path's code) is
-held to the same tolerance.  The public functions are checked against tests/naive.py in
-test_smap.py and against pyEDM in test_parity.py.
+problems are the QR solver's, bit for bit.  The public functions are checked against
+tests/naive.py in test_smap.py and against pyEDM in test_parity.py.
 """
 
 from __future__ import annotations
@@ -17,8 +16,8 @@ import xarray as xr
 import xedm
 import xedm.kernels as K
 from conftest import logistic
-from xedm.kernels import cpu_smap, smap_normal
-from xedm.kernels.cpu_predict import smap_predict as smap_qr
+from xedm.kernels.smap import cpu as cpu_smap
+from xedm.kernels.smap.cpu_qr import smap_qr
 
 TOL = 1e-11
 
@@ -52,17 +51,19 @@ def _close(a, b, tol=TOL):
     np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale, equal_nan=True)
 
 
-def numpy_block(args, block_elems=3000):
-    """The GPU path's block solver on NumPy arrays (distances by NumPy)."""
-    (Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi, _idx, _dist,
-     _use_table, alpha, _want_sv, xexp, yexp) = args
-
-    def dist(b, pt, libq, dev):
-        return smap_normal.distances(Xpad, pad, b, pt, libq, E, tau, excl)
-
-    with np.errstate(all="ignore"):
-        return smap_normal.predict(np, dist, Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp,
-                                   thetas, excl, q_lo, q_hi, alpha, xexp, yexp, block_elems)
+def gram_bad(args, alpha=0.0):
+    """The rows the normal-equation stage (``gram_rows``) rejects for ``args``: (B, P)."""
+    Xpad, pad, lib_ok, pred_t, pred_ok = args[:5]
+    off, libq, At, yl, PmT = cpu_smap.library_products(Xpad, pad, lib_ok, args[11], args[12],
+                                                       args[5], args[6], args[7], args[8])
+    nth, B, P = len(args[9]), Xpad.shape[0], len(pred_t)
+    nc = Xpad.shape[1] * args[6] + 1
+    pred = np.full((nth, B, P), np.nan)
+    coef = np.full((nth, B, P, nc), np.nan)
+    bad = np.zeros((B, P), bool)
+    cpu_smap.gram_rows(Xpad, pad, pred_t, pred_ok, args[6], args[7], args[9], args[10], off,
+                       libq, At, yl, PmT, alpha, args[18], args[19], pred, coef, bad)
+    return bad
 
 
 def lorenz(T, seed=0):
@@ -90,11 +91,7 @@ def test_normal_equations_equal_qr(name):
     got = cpu_smap.smap_predict(*args)
     for a, b in zip(got[:2], ref[:2], strict=True):
         _close(a, b)
-    # the same rows accepted by the block form, which equals QR there
-    p, c, bad = numpy_block(args)
-    ok = ~bad
-    _close(p[:, ok], ref[0][:, ok])
-    _close(c[:, ok], ref[1][:, ok])
+    bad = gram_bad(args, float(args[16]))
     if name == "big_theta":  # one neighbour of weight 1, the rest 0: rank 1, all to QR
         assert bad[args[4]].all()
     else:  # ordinary data: (almost) all accepted
@@ -125,15 +122,8 @@ def test_degenerate_problems_go_to_qr(kind):
         x = np.repeat(np.arange(T // 10) % 3, 10).astype(float)
     da = xr.DataArray(x, dims="time")
     args = kernel_args(da, E=3, theta=2.0)
-    Xpad, pad, lib_ok, pred_t, pred_ok = args[:5]
-    off, libq, At, yl, PmT = cpu_smap.library_products(Xpad, pad, lib_ok, args[11], args[12],
-                                                       args[5], args[6], args[7], args[8])
-    nth, B, P = len(args[9]), Xpad.shape[0], len(pred_t)
-    pred = np.full((nth, B, P), np.nan)
-    coef = np.full((nth, B, P, 4), np.nan)
-    bad = np.zeros((B, P), bool)
-    cpu_smap.gram_rows(Xpad, pad, pred_t, pred_ok, args[6], args[7], args[9], args[10], off,
-                       libq, At, yl, PmT, 0.0, args[18], args[19], pred, coef, bad)
+    pred_ok = args[4]
+    bad = gram_bad(args)
     if kind != "runs":  # (runs of 3 levels: some local fits are full rank)
         assert bad[pred_ok].mean() > 0.9
     ref = smap_qr(*args)
@@ -150,7 +140,7 @@ def test_smooth_high_E_fits_are_rank_deficient_and_go_to_qr():
     for noise, rejected in ((0.0, True), (0.05, False)):
         xn = x + noise * np.random.default_rng(0).standard_normal(len(x))
         args = kernel_args(xr.DataArray(xn, dims="time"), E=20, theta=2.0)
-        p, c, bad = numpy_block(args, 2**20)
+        bad = gram_bad(args)
         assert bad[args[4]].all() if rejected else not bad.any()
         got = cpu_smap.smap_predict(*args)
         ref = smap_qr(*args)

@@ -1,7 +1,7 @@
 """The GPU QR solver's algorithm on NumPy (runs without a GPU): the chunked ("tall-skinny")
-Householder reflections of xedm/kernels/gpu_smap_qr.py's ``smap_tsqr`` kernel, written out
+Householder reflections of xedm/kernels/smap/gpu.py's ``smap_tsqr`` kernel, written out
 slowly here (``tsqr_reference``), and the batched finishing ``_finish`` (NumPy form of the
-code the GPU runs on CuPy), against the CPU's QR solver (xedm/kernels/cpu_predict.py).
+code the GPU runs on CuPy), against the CPU's QR solver (xedm/kernels/smap/cpu_qr.py).
 
 Tolerances: the factor is backward stable (R^T R = A^T A to 1e-13 of |A|^2); predictions
 within 1e-9 of the largest |prediction| of the CPU's, also on smooth Lorenz-63 at E = 20,
@@ -23,8 +23,8 @@ from test_smap_normal import kernel_args
 from test_ties import runs_series
 
 import xedm
-from xedm.kernels.cpu_predict import smap_predict as cpu_qr
-from xedm.kernels.gpu_smap_qr import _finish
+from xedm.kernels.smap.cpu_qr import smap_qr as cpu_qr
+from xedm.kernels.smap.gpu import _finish
 
 
 def tsqr_reference(A, chunk):

@@ -113,7 +113,7 @@ def test_kernel_cache_outside_the_package(tmp_path):
         """
         import xedm
         from xedm.core.skill import skill
-        from xedm.kernels.cpu_knn import knn_sweep
+        from xedm.kernels.knn.cpu import knn_sweep
         ds = xedm.datasets.coupled_logistic(200)
         # compiles kernels of xedm/datasets and xedm/kernels (skill_rows: about 1 s cold,
         # where a simplex call compiled the kNN kernels, 8 s)
@@ -132,7 +132,7 @@ def test_kernel_cache_outside_the_package(tmp_path):
 
 
 def test_user_numba_cache_dir_wins(tmp_path):
-    code = "from xedm.kernels.cpu_knn import knn_sweep; print(knn_sweep._cache._cache_path)"
+    code = "from xedm.kernels.knn.cpu import knn_sweep; print(knn_sweep._cache._cache_path)"
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), XEDM_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

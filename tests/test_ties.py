@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 
 import xedm
 from conftest import make_dataset
-from xedm.kernels.cpu_ccm import sorted_table
-from xedm.kernels.cpu_knn import diagonal_tables, knn_single, knn_sweep
-from xedm.kernels.cpu_predict import simplex_sweep
+from xedm.kernels.cross.cpu_ccm import sorted_table
+from xedm.kernels.knn.cpu import knn_single, knn_sweep
+from xedm.kernels.knn.cpu_diagonal import diagonal_tables
+from xedm.kernels.predict.cpu import simplex_sweep
 
 LEVELS = np.array([0.0, 0.0, 0.0, 1.0, -0.5, 2.0, 0.25])  # zero flow most often
 

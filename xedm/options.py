@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .neighbors.registry import METHODS as NEIGHBOR_METHODS  # plain data: importing stays light
+
 OPTIONS: dict[str, Any] = {
     "backend": "auto",
     "neighbors": "auto",
@@ -16,8 +18,7 @@ OPTIONS: dict[str, Any] = {
 
 _VALID = {
     "backend": {"auto", "cpu", "gpu"},
-    # xedm.neighbors.base.METHODS (not imported here: importing xedm stays light)
-    "neighbors": {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"},
+    "neighbors": set(NEIGHBOR_METHODS),
     "progress": {True, False},
 }
 

@@ -256,8 +256,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     or the choice, misses).  Returns (E per series, {E: (idx, dist) (N, P, depth_E)} on the
     device, pred_t, pred_ok (nE, N, P)).
     """
-    import cupy as cp
-
+    Kept = get_kernel("xmap_kept_tables", "gpu")  # the device's memory (CuPy)
     N, T = X.shape
     E_tab = np.unique(np.asarray(E_tab, np.int64))
     tau_k = lag_step(int(E_tab[-1]), tau)
@@ -278,13 +277,10 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
             extra = np.maximum(extra, np.maximum(_lost(lib, tgt_sets, T), lost_self))
     depth = k_all + extra
     P = len(pred_t)
-    free = cp.cuda.Device().mem_info[0]
+    free = Kept.free_bytes()
     if N * P * (12 * int(depth.sum()) + len(E_tab)) > XMAP_KEEP_FRACTION * (free - reserve):
         return None
-    kept = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
-            for e, d in zip(E_tab, depth, strict=True)}
-    pred_ok = cp.empty((len(E_tab), N, P), cp.uint8)
-    rhos = []  # per batch, on the device: read back once, after the last batch
+    kept = Kept(E_tab, depth, N, P)  # rho per batch on the device: read back once, at the end
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
     for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
@@ -292,18 +288,11 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
         r, tabs = choose(prep.Xpad, prep.pad, prep.lib_ok, pred_t, prep.pred_ok, E_tab, depth,
                          k_all, prep.tau, excl, prep.q_lo, prep.q_hi, self_ok[sl],
                          finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1))
-        rhos.append(r)
-        for e, (i, d) in zip(E_tab, tabs, strict=True):
-            kept[int(e)][0][sl] = i
-            kept[int(e)][1][sl] = d
-        pred_ok[:, sl] = cp.asarray(prep.pred_ok)
-    rho = cp.concatenate(rhos, axis=1).get()
-    E_used = _best_E(E_tab, rho)
-    for e in E_tab:  # only the E in use stay
-        if e not in E_used:
-            del kept[int(e)]
+        kept.put(sl, E_tab, tabs, prep.pred_ok, r)
+    E_used = _best_E(E_tab, kept.rho())
+    kept.keep(E_used)  # only the E in use stay
     pos = {int(e): i for i, e in enumerate(E_tab)}
-    return E_used, kept, pred_t, pred_ok, pos
+    return E_used, kept.tables, pred_t, kept.pred_ok, pos
 
 
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None,

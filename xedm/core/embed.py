@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..neighbors.contract import Prepared, candidate_range
 from .skill import unit_exponents
 
 
@@ -147,32 +148,6 @@ def padded_series(X: np.ndarray, pad: int, exponents: np.ndarray | None = None) 
     if e.any():
         body *= np.ldexp(1.0, -e)[:, None, None]
     return out
-
-
-def candidate_range(lib_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per series the hull [lo, hi) of positions that are library points for any E: (B,), (B,)."""
-    any_ok = lib_ok.reshape(-1, lib_ok.shape[-2], lib_ok.shape[-1]).any(axis=0)
-    B, T = any_ok.shape
-    some = any_ok.any(axis=1)
-    lo = np.where(some, np.argmax(any_ok, axis=1), 0).astype(np.int64)
-    hi = np.where(some, T - np.argmax(any_ok[:, ::-1], axis=1), 0).astype(np.int64)
-    return lo, hi
-
-
-@dataclass
-class Prepared:
-    """Everything the kernels need for one (E list, tau, Tp) problem on a batch of series."""
-
-    Xpad: np.ndarray  # (B, C, pad + T)
-    pad: int
-    lib_ok: np.ndarray  # (nE, B, T)
-    pred_t: np.ndarray  # (P,)
-    pred_ok: np.ndarray  # (nE, B, P)
-    kernel_E: np.ndarray  # (nE,) lags the kernel uses (1 for embedded=True)
-    q_lo: np.ndarray  # (B,)
-    q_hi: np.ndarray  # (B,)
-    tau: int
-    xexp: np.ndarray  # (B,) Xpad holds series b times 2^-xexp[b] (padded_series)
 
 
 def prepare(

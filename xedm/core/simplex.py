@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
-from ..neighbors.base import knn_tables, method_name, native_tables
+from ..neighbors.base import concat_rows, knn_tables, method_name, native_tables
 from ..options import get_option
 from .embed import (
     LibSpec,
@@ -81,11 +81,7 @@ def row_tables(prep: Prepared, k_list, excl: int, backend: str, method, row_chun
                                    method=method))
         if progress is not None:
             progress(rows.stop - rows.start)
-    xp = np
-    if hasattr(parts[0][0], "__cuda_array_interface__"):  # the GPU's tables, on the device
-        import cupy as xp
-    return (xp.concatenate([q[0] for q in parts], axis=2),
-            xp.concatenate([q[1] for q in parts], axis=2))
+    return concat_rows(parts)  # the GPU's tables stay on the device
 
 
 def simplex(
@@ -116,7 +112,7 @@ def sweep_predict(prep: Prepared, k_list, excl: int, y: np.ndarray, Tp: int,
     """Simplex predictions (nE, B, P) for every E of ``prep`` without neighbour tables
     (``simplex_sweep``: the kNN pass over all E fused with the prediction), in groups of at
     most SWEEP_MAX_E values of E per kernel call."""
-    from ..kernels.cpu_predict import SWEEP_MAX_E
+    from ..kernels.predict.constants import SWEEP_MAX_E
 
     sweep = get_kernel("simplex_sweep", backend)
     k_list = np.asarray(k_list, np.int64)

@@ -2,7 +2,10 @@
 
 ``get_kernel("knn_sweep", "cpu")`` returns the numba kernel; ``get_kernel(name, "gpu")`` the
 CuPy twin.  Modules are imported lazily so that ``import xedm`` never pulls numba-compiled code
-or CuPy.
+or CuPy.  The kernels are grouped by algorithm, each subpackage with its CPU and GPU files
+and the constants both use: ``knn/`` (exact neighbours; the helpers of the index methods;
+ivf's scan), ``predict/`` (simplex, skill), ``smap/``, ``cross/`` (ccm and xmap lookups),
+``rqa/``, ``stats/`` (surrogates).  This is the only layer that runs numba or CuPy.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ _log = logging.getLogger("xedm")
 
 
 def register(name: str, backend: str, target: str) -> None:
-    """Register ``target`` ("module:function", relative to xedm.kernels) for (name, backend)."""
+    """Register ``target`` ("module:function", the module relative to xedm.kernels, e.g.
+    "knn.cpu:knn_sweep") for (name, backend)."""
     _REGISTRY.setdefault(name, {})[backend] = target
     _LOADED.pop((name, backend), None)
 
@@ -67,7 +71,7 @@ GPU_MIN_WORK = 2**24
 # GPU twins that "auto" never picks because they measured slower than the CPU kernels;
 # backend="gpu" still runs them.  None today: S-map's twin was one (one thread per
 # least-squares problem, 7.3 s on an H100 against 2.4 s on its 16 cores at L = 10,000,
-# E = 20) until its tall-skinny QR solver (gpu_smap_qr); at GPU_MIN_WORK (L = 4,096, Lorenz-63
+# E = 20) until its tall-skinny QR solver (smap/gpu.py); at GPU_MIN_WORK (L = 4,096, Lorenz-63
 # x, theta = 2) it took 6.2 ms against 30 ms at E = 3 and 25 ms against 0.53 s at E = 20
 AUTO_CPU_ONLY: frozenset[str] = frozenset()
 
@@ -113,45 +117,51 @@ def resolve_backend(backend: str | None, kernels: list[str] | tuple[str, ...] = 
     return backend
 
 
-# EDM kernels
-register("knn_sweep", "cpu", "cpu_knn:knn_sweep")
-register("knn_single", "cpu", "cpu_knn:knn_single")
-register("simplex_predict", "cpu", "cpu_predict:simplex_predict")
-register("simplex_sweep", "cpu", "cpu_predict:simplex_sweep")
-register("smap_predict", "cpu", "cpu_smap:smap_predict")
-register("sorted_table", "cpu", "cpu_ccm:sorted_table")
-register("floyd_members", "cpu", "cpu_ccm:floyd_members")
-register("ccm_skill", "cpu", "cpu_ccm:ccm_skill")
-register("xmap_skill", "cpu", "cpu_xmap:xmap_skill")
-register("xmap_skill_groups", "cpu", "cpu_xmap:xmap_skill_groups")
-register("to_device", "cpu", "cpu_xmap:to_device")
-register("skill_rows", "cpu", "cpu_skill:skill_rows")
+# name -> "subpackage.module:function" per backend; kernels are grouped by algorithm:
+# knn/ (exact neighbours and the helpers of the index methods), predict/ (simplex, skill),
+# smap/, cross/ (ccm and xmap lookups), rqa/, stats/ (surrogates)
+register("knn_sweep", "cpu", "knn.cpu:knn_sweep")
+register("knn_single", "cpu", "knn.cpu:knn_single")
+register("concat_tables", "cpu", "knn.cpu:concat_tables")
+register("simplex_predict", "cpu", "predict.cpu:simplex_predict")
+register("simplex_sweep", "cpu", "predict.cpu:simplex_sweep")
+register("skill_rows", "cpu", "predict.cpu_skill:skill_rows")
+register("smap_predict", "cpu", "smap.cpu:smap_predict")
+register("sorted_table", "cpu", "cross.cpu_ccm:sorted_table")
+register("floyd_members", "cpu", "cross.cpu_ccm:floyd_members")
+register("ccm_skill", "cpu", "cross.cpu_ccm:ccm_skill")
+register("xmap_skill", "cpu", "cross.cpu_xmap:xmap_skill")
+register("xmap_skill_groups", "cpu", "cross.cpu_xmap:xmap_skill_groups")
+register("to_device", "cpu", "cross.cpu_xmap:to_device")
 # shared by the index-based neighbour methods (xedm/neighbors/)
-register("gather_states", "cpu", "cpu_ann:gather_states")
-register("knn_rerank", "cpu", "cpu_ann:knn_rerank")
-register("knn_sorted1d", "cpu", "cpu_ann:knn_sorted1d")
+register("gather_states", "cpu", "knn.cpu_ann:gather_states")
+register("knn_rerank", "cpu", "knn.cpu_ann:knn_rerank")
+register("knn_sorted1d", "cpu", "knn.cpu_ann:knn_sorted1d")
 # their GPU twins (CuPy; tests/test_edm_gpu.py): backend="auto" picks the GPU for a function
 # only when every kernel it needs has one
-register("knn_sweep", "gpu", "gpu_knn:knn_sweep")
-register("knn_single", "gpu", "gpu_knn:knn_single")
-register("simplex_predict", "gpu", "gpu_predict:simplex_predict")
-register("simplex_sweep", "gpu", "gpu_predict:simplex_sweep")
-register("skill_rows", "gpu", "gpu_predict:skill_rows")
-register("xmap_skill", "gpu", "gpu_xmap:xmap_skill")
-register("xmap_skill_groups", "gpu", "gpu_xmap:xmap_skill_groups")
-register("xmap_choose_tables", "gpu", "gpu_xmap:choose_tables")
-register("to_device", "gpu", "gpu_xmap:to_device")
-register("knn_device", "gpu", "gpu_knn:knn_device")
-register("sorted_table", "gpu", "gpu_ccm:sorted_table")
-register("ccm_skill", "gpu", "gpu_ccm:ccm_skill")
-register("smap_predict", "gpu", "gpu_smap:smap_predict")
+register("knn_sweep", "gpu", "knn.gpu:knn_sweep")
+register("knn_single", "gpu", "knn.gpu:knn_single")
+register("knn_device", "gpu", "knn.gpu:knn_device")
+register("concat_tables", "gpu", "knn.gpu:concat_tables")
+register("ivf_scan", "gpu", "knn.gpu_ivf:scan_device")
+register("simplex_predict", "gpu", "predict.gpu:simplex_predict")
+register("simplex_sweep", "gpu", "predict.gpu:simplex_sweep")
+register("skill_rows", "gpu", "predict.gpu:skill_rows")
+register("smap_predict", "gpu", "smap.gpu:smap_qr")
+register("sorted_table", "gpu", "cross.gpu_ccm:sorted_table")
+register("ccm_skill", "gpu", "cross.gpu_ccm:ccm_skill")
+register("xmap_skill", "gpu", "cross.gpu_xmap:xmap_skill")
+register("xmap_skill_groups", "gpu", "cross.gpu_xmap:xmap_skill_groups")
+register("xmap_choose_tables", "gpu", "cross.gpu_xmap:choose_tables")
+register("xmap_kept_tables", "gpu", "cross.gpu_xmap:KeptTables")
+register("to_device", "gpu", "cross.gpu_xmap:to_device")
 
-# RQA kernels (xedm/kernels/cpu_rqa.py, gpu_rqa.py) are registered below.
-register("rqa_line_histograms", "cpu", "cpu_rqa:line_histograms")
-register("rqa_pair_distances", "cpu", "cpu_rqa:pair_distances")
-register("rqa_upper_distances", "cpu", "cpu_rqa:upper_distances")
-register("rqa_line_histograms", "gpu", "gpu_rqa:line_histograms")
+# RQA
+register("rqa_line_histograms", "cpu", "rqa.cpu:line_histograms")
+register("rqa_pair_distances", "cpu", "rqa.cpu:pair_distances")
+register("rqa_upper_distances", "cpu", "rqa.cpu:upper_distances")
+register("rqa_line_histograms", "gpu", "rqa.gpu:line_histograms")
 
 # significance tests (xedm/stats)
-register("twin_walk", "cpu", "cpu_stats:twin_walk")
-register("phase_spectrum", "cpu", "cpu_stats:phase_spectrum")
+register("twin_walk", "cpu", "stats.cpu:twin_walk")
+register("phase_spectrum", "cpu", "stats.cpu:phase_spectrum")

@@ -307,8 +307,8 @@ def simplex(
     neighbors : {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}, optional
         How neighbours are found (default: xedm's option, "auto"); see docs/neighbors.md.
         "exact", "kdtree" and "sorted1d" (one-coordinate states) give identical tables;
-        "nndescent" and "hnsw" are approximate (``pip install "xedm[ann]"``); "ivf" needs
-        backend="gpu", not available yet.  ``attrs["neighbors"]`` records the method used.
+        "nndescent" and "hnsw" are approximate (``pip install "xedm[ann]"``); "ivf" is the
+        approximate GPU method (backend="gpu").  ``attrs["neighbors"]`` records the method used.
     neighbors_recall : float, optional
         Target recall of approximate methods (default 0.99): their search effort is raised
         until the recall measured against brute force on a sample of prediction points

@@ -40,7 +40,7 @@ On the GPU (``backend="gpu"``; decided from the sizes alone, no probe):
    ``exact`` (the GPU brute-force kernel).  Otherwise ``ivf`` (:mod:`.ivf`), whose k-means
    and probe lists beat the exact kernel's O(P L E) from about ``IVF_MIN_LIB`` library points
    on.  Measured on an H100 (simplex, Lorenz-63, E = 20): the exact kernel is the sorted
-   kernel of :mod:`xedm.kernels.gpu_knn` (0.32 s at 2^20, where ivf at recall 0.99 took
+   kernel of :mod:`xedm.kernels.knn.gpu` (0.32 s at 2^20, where ivf at recall 0.99 took
    2.5 s, ``benchmarks/ann.py --gpu`` with the earlier scan kernel: 4.7 s), so ivf is kept
    for libraries past 2^23 points, where the exact kernel's cost per row grows with the
    points near it in key space.
@@ -132,7 +132,7 @@ def choose(*, n_lib: int, dim: int, knn: int, n_pred: int, backend: str, recall:
 
 def predicted_costs(n_lib: int, n_rows: int, dim: int, dense: bool, approx: str | None):
     """Seconds predicted for brute force and for the approximate method (None: not allowed)."""
-    from ..kernels.cpu_knn import DIAGONAL_MIN_COORDS  # knn_single's rule (numba: lazily)
+    from ..kernels.knn.cpu import DIAGONAL_MIN_COORDS  # knn_single's rule (numba: lazily)
 
     per_pair = EXACT_PAIR_S if dense and dim >= DIAGONAL_MIN_COORDS else EXACT_PAIR_DIM_S * dim
     per_pair *= max(1.0, (2.0**18 / max(n_lib, 1)) ** 0.2)
@@ -148,7 +148,8 @@ def tables(prep, k_list, excl: int, *, backend: str, search):
     """Tables under rule 3 (see module docstring): per (E, series), a kd-tree search whose
     first rows measure it, continued unless brute force or an approximate index is clearly
     cheaper for the rows left."""
-    from .base import empty_tables, exact_rows, index_tables, over_query
+    from .contract import empty_tables, exact_rows, over_query
+    from .index import index_tables
 
     idx, dist = empty_tables(prep, k_list)
     C = prep.Xpad.shape[1]
@@ -267,7 +268,7 @@ def _exact_block(prep, ie: int, b: int, rows: np.ndarray, k: int, excl: int, den
     (``dense``) go to ``knn_single`` as a problem of their own (its diagonal recurrence, as
     the whole series would), others to the direct sums."""
     from ..kernels import get_kernel
-    from .base import exact_rows
+    from .contract import exact_rows
 
     if not dense:
         return exact_rows(prep, ie, b, rows, k, excl)

@@ -1,6 +1,6 @@
 """``neighbors="exact"``: brute force, the reference every other method is measured against.
 
-The numba kernels of :mod:`xedm.kernels.cpu_knn` (via the registry): distances summed straight
+The numba kernels of :mod:`xedm.kernels.knn.cpu` (via the registry): distances summed straight
 from the padded series and fused with top-k selection, O(P * k) memory; one pass serves every
 E of a sweep (``knn_sweep``), a single E with consecutive prediction rows uses the diagonal
 recurrence (``knn_single``).  Cost O(P * L * E) per series.

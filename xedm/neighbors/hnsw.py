@@ -5,7 +5,7 @@ Per (E, series) a graph is built over the library points' states (float32, M = :
 links per node, ``efConstruction`` = :data:`EF_CONSTRUCTION`) and searched for the k nearest
 plus every point an exclusion can remove; candidates are re-ranked with exact float64
 distances and the tie order, rows left short are searched by brute force
-(:mod:`xedm.neighbors.base`).  The search breadth ``efSearch`` starts at
+(:mod:`xedm.neighbors.index`).  The search breadth ``efSearch`` starts at
 max(:data:`EF_START`, candidates) and doubles (up to :data:`EF_MAX`) until the recall on a
 sample of prediction points, measured against brute force, reaches the target.
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import as_search, index_tables, missing_extra
+from .contract import as_search, missing_extra
+from .index import index_tables
 
 M = 8  # links per node: Lorenz-like attractors have low intrinsic dimension
 EF_CONSTRUCTION = 64

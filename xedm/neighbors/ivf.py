@@ -17,11 +17,12 @@ Per (E, series), on the device:
    exactly knn and never needs to over-query), sums each squared distance exactly as the
    brute-force kernels do (float64, compiled without fused multiply-add, so the value is
    theirs bit for bit), stops summing once the partial sum exceeds the current k-th
-   neighbour, and keeps the k nearest in the tie order (distance, |dt|, t).
+   neighbour, and keeps the k nearest in the tie order (distance, |dt|, t) of the exact GPU
+   kernel (the CUDA kernel: :mod:`xedm.kernels.knn.gpu_ivf`).
 4. **Recall target.**  A random sample of prediction points (:data:`SAMPLE_ROWS`) is searched
    by the exact GPU kernel first; ``nprobe`` starts at :data:`NPROBE_START` and doubles until
    the Wilson lower bound of the sampled recall reaches ``neighbors_recall``
-   (:func:`xedm.neighbors.base.lower_bound`); at nprobe = nlist every list is scanned, which
+   (:func:`xedm.neighbors.contract.lower_bound`); at nprobe = nlist every list is scanned, which
    is exact.  Sampled rows keep their exact neighbours; the measured recall goes in
    ``attrs["neighbors_recall"]``.
 5. **Exact fallback.**  Rows left with fewer than min(knn, available points) neighbours (their
@@ -35,7 +36,7 @@ Per (E, series), on the device:
 It needs ``backend="gpu"`` and CuPy (``pip install "xedm[gpu]"``; CUDA 13:
 ``"xedm[gpu-cuda13]"``); CuPy is imported only when the method runs.  The array steps are
 written once for an array module ``xp`` (CuPy on the device; NumPy in the CPU tests, with
-:func:`scan_reference`, a NumPy twin of the CUDA kernel).
+:func:`xedm.kernels.knn.gpu_ivf.scan_reference`, a NumPy twin of the CUDA kernel).
 """
 
 from __future__ import annotations
@@ -45,16 +46,20 @@ import time
 
 import numpy as np
 
-from .base import (
+from ..kernels import get_kernel
+from ..kernels.knn.gpu_ivf import scan_reference
+from .contract import (
     Search,
     as_search,
     available,
     empty_tables,
+    exact_rows,
     lower_bound,
     over_query,
     recall_of,
-    series_problems,
 )
+from .index import series_problems
+from .registry import REGISTRY
 
 log = logging.getLogger("xedm")
 
@@ -69,24 +74,12 @@ MAX_K = 128  # neighbours per query the kernel holds (knn); more: the exact GPU 
 QUERY_CHUNK_CELLS = 1 << 28  # (query rows x nlist) per chunk of the coarse search
 ARGMIN_PROBES = 32  # up to this nprobe, the nearest lists by repeated argmin
 QUERY_CHUNK = 1 << 20  # prediction rows per scan launch (enough threads to fill the device)
-_BLOCK = 128
-_CACHE: dict = {}
-
-
-def needs_gpu(backend) -> ValueError:
-    return ValueError(
-        f"neighbors='ivf' is the GPU neighbour method and needs backend='gpu' (got "
-        f"backend={backend!r}): install the gpu extra (pip install \"xedm[gpu]\", or "
-        "\"xedm[gpu-cuda13]\" on CUDA 13) and pass backend='gpu', or use neighbors='hnsw' "
-        "(approximate, CPU), 'kdtree', 'exact' or 'auto'"
-    )
 
 
 def check_backend(backend) -> None:
     """A ValueError unless ``backend`` is "gpu" (``resolve_backend`` has then checked that
     CuPy sees a device)."""
-    if backend != "gpu":
-        raise needs_gpu(backend)
+    REGISTRY["ivf"].check(backend, 1)
 
 
 def _cupy():
@@ -109,16 +102,14 @@ class Device:
         self.xp = _cupy()
 
     def scan(self, lib, lib_t, offs, q, q_t, probe, excl, k, C):
-        return scan_device(lib, lib_t, offs, q, q_t, probe, excl, k, C)
+        return get_kernel("ivf_scan", "gpu")(lib, lib_t, offs, q, q_t, probe, excl, k, C)
 
     def exact(self, prep, ie, b, rows, k, excl):
-        from ..kernels.gpu_knn import knn_device
-
         sl = slice(b, b + 1)
-        idx, dist = knn_device(prep.Xpad[sl], prep.pad, prep.lib_ok[ie : ie + 1, sl],
-                               np.ascontiguousarray(prep.pred_t[rows]),
-                               np.ones((1, 1, len(rows)), bool), [int(prep.kernel_E[ie])],
-                               [int(k)], prep.tau, excl, prep.q_lo[sl], prep.q_hi[sl])
+        idx, dist = get_kernel("knn_device", "gpu")(
+            prep.Xpad[sl], prep.pad, prep.lib_ok[ie : ie + 1, sl],
+            np.ascontiguousarray(prep.pred_t[rows]), np.ones((1, 1, len(rows)), bool),
+            [int(prep.kernel_E[ie])], [int(k)], prep.tau, excl, prep.q_lo[sl], prep.q_hi[sl])
         return idx[0, 0].get(), dist[0, 0].get()
 
     def numpy(self, a):
@@ -135,8 +126,6 @@ class Host(Device):
         return scan_reference(lib, lib_t, offs, q, q_t, probe, excl, k, C)
 
     def exact(self, prep, ie, b, rows, k, excl):
-        from .base import exact_rows
-
         return exact_rows(prep, ie, b, rows, k, excl)
 
     def numpy(self, a):
@@ -250,126 +239,6 @@ class Index:
     def params(self, nprobe: int) -> dict:
         return {"nlist": self.nlist, "nprobe": int(nprobe), "kmeans_train": self.n_train,
                 "kmeans_iters": KMEANS_ITERS}
-
-
-# ---------------------------------------------------------------------------------- scanning
-def scan_reference(lib, lib_t, offs, q, q_t, probe, excl: int, k: int, C: int):
-    """NumPy twin of the CUDA scan: (idx (n, k) time positions, -1 none; dist (n, k), inf
-    none; count (n,)).  Same sums (coordinate by coordinate from 0.0), same filter, same tie
-    order; no early exit (it changes no result)."""
-    n = len(q)
-    out_t = np.full((n, k), -1, np.int64)
-    out_d = np.full((n, k), np.inf)
-    count = np.zeros(n, np.int64)
-    offs = np.asarray(offs)
-    for r in range(n):
-        ids = np.concatenate([np.arange(offs[lst], offs[lst + 1]) for lst in probe[r]]
-                             + [np.empty(0, np.int64)]).astype(np.int64)
-        t = lib_t[ids]
-        keep = np.abs(t - q_t[r]) > excl
-        ids, t = ids[keep], t[keep]
-        acc = np.zeros(len(ids))
-        for j in range(lib.shape[1]):
-            d = q[r, j] - lib[ids, j]
-            acc = acc + d * d
-        o = np.lexsort((t, np.abs(t - q_t[r]), acc))[:k]
-        m = len(o)
-        out_t[r, :m] = t[o]
-        out_d[r, :m] = np.sqrt(acc[o])
-        count[r] = m
-    return out_t, out_d, count
-
-
-def _scan_source(k: int, D: int, C: int) -> str:
-    """The scan kernel for k neighbours and D = E*C coordinates (C per lag): one thread per
-    query, coordinates unrolled, an early exit after every lag."""
-    L = ["#include <math_constants.h>\n", r"""
-__device__ __forceinline__ bool before(double d, long long t, double dd, long long tt,
-                                       long long p) {
-    if (d < dd) return true;
-    if (d > dd) return false;
-    long long a = t > p ? t - p : p - t;
-    long long aa = tt > p ? tt - p : p - tt;
-    if (a != aa) return a < aa;
-    return t < tt;
-}
-
-extern "C" __global__ void ivf_scan(
-    const double* __restrict__ lib, const long long* __restrict__ lib_t,
-    const long long* __restrict__ offs, const double* __restrict__ q,
-    const long long* __restrict__ q_t, const int* __restrict__ probe, const long long nq,
-    const int nprobe, const long long excl, long long* __restrict__ out_t,
-    double* __restrict__ out_d, long long* __restrict__ count)
-{
-    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= nq) return;
-"""]
-    a = L.append
-    a(f"    double kd[{k}];\n    long long kt[{k}];\n")
-    a(f"    for (int j = 0; j < {k}; ++j) {{ kd[j] = CUDART_INF; kt[j] = -1; }}\n")
-    a(f"    double xq[{D}];\n")
-    a(f"    for (int j = 0; j < {D}; ++j) xq[j] = q[r * {D} + j];\n")
-    a("    const long long p = q_t[r];\n")
-    a("    for (int jp = 0; jp < nprobe; ++jp) {\n")
-    a("        const int l = probe[r * nprobe + jp];\n")
-    a("        const long long i1 = offs[l + 1];\n")
-    a("        for (long long i = offs[l]; i < i1; ++i) {\n")
-    a("            const long long t = lib_t[i];\n")
-    a("            const long long dt = t - p;\n")
-    a("            if (dt <= excl && dt >= -excl) continue;\n")
-    a(f"            const double* xc = lib + i * {D};\n")
-    a("            double acc = 0.0;\n")
-    a("            do {\n")
-    for j in range(D):
-        a(f"                {{ const double d = xq[{j}] - __ldg(xc + {j}); acc = acc + d * d; }}\n")
-        if (j + 1) % C == 0 and j + 1 < D:
-            a(f"                if (acc > kd[{k - 1}]) break;\n")
-    # insert (acc, t) into the sorted list
-    a(f"                if (!before(acc, t, kd[{k - 1}], kt[{k - 1}], p)) break;\n")
-    a(f"                int j = {k - 1};\n")
-    a("                while (j > 0 && before(acc, t, kd[j - 1], kt[j - 1], p)) {\n")
-    a("                    kd[j] = kd[j - 1]; kt[j] = kt[j - 1]; --j;\n")
-    a("                }\n")
-    a("                kd[j] = acc; kt[j] = t;\n")
-    a("            } while (0);\n")
-    a("        }\n    }\n")
-    a("    long long c = 0;\n")
-    a(f"    for (int j = 0; j < {k}; ++j) {{\n")
-    a(f"        out_t[r * {k} + j] = kt[j];\n")
-    a(f"        out_d[r * {k} + j] = kt[j] >= 0 ? sqrt(kd[j]) : CUDART_INF;\n")
-    a("        c += kt[j] >= 0;\n    }\n")
-    a("    count[r] = c;\n}\n")
-    return "".join(L)
-
-
-def _kernel(k: int, D: int, C: int):
-    key = (k, D, C)
-    fn = _CACHE.get(key)
-    if fn is None:
-        import cupy as cp
-
-        mod = cp.RawModule(code=_scan_source(k, D, C), options=("--fmad=false", "--std=c++17"))
-        fn = _CACHE[key] = mod.get_function("ivf_scan")
-    return fn
-
-
-def scan_device(lib, lib_t, offs, q, q_t, probe, excl: int, k: int, C: int):
-    """The CUDA scan (see :func:`scan_reference`): CuPy arrays in and out."""
-    import cupy as cp
-
-    n = int(q.shape[0])
-    D = int(q.shape[1])
-    out_t = cp.empty((n, k), cp.int64)
-    out_d = cp.empty((n, k), cp.float64)
-    count = cp.empty(n, cp.int64)
-    if n == 0:
-        return out_t, out_d, count
-    probe = cp.ascontiguousarray(probe, dtype=cp.int32)
-    _kernel(k, D, C)(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
-                     (lib, lib_t, offs, cp.ascontiguousarray(q, dtype=cp.float64),
-                      cp.ascontiguousarray(q_t, dtype=cp.int64), probe, np.int64(n),
-                      np.int32(probe.shape[1]), np.int64(excl), out_t, out_d, count))
-    return out_t, out_d, count
 
 
 # ------------------------------------------------------------------------------- the method

@@ -4,7 +4,7 @@ Per (E, series) a tree is built over the library points' states (so lib masks, s
 NaN are honoured by construction) and asked for the k nearest plus every point an exclusion
 can remove plus one.  Each candidate's distance is then summed exactly as the brute-force
 kernels sum it and the rows are ordered by (distance, |dt|, t)
-(:func:`xedm.kernels.cpu_ann.knn_rerank`).  The tree's own distances are only trusted to
+(:func:`xedm.kernels.knn.cpu_ann.knn_rerank`).  The tree's own distances are only trusted to
 bound: a row is final when its last candidate lies beyond the k-th exact distance by more
 than a relative 1e-9 (far above the rounding of either sum), so that every point the tree
 did not return is farther than the k-th neighbour.  Rows that fail that test (exact ties at
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import (
+from .contract import (
     ROW_CHUNK,
     available,
     empty_tables,

@@ -2,7 +2,7 @@
 
 Per (E, series) an NN-descent graph is built over the library points' states (float32) and
 searched for the k nearest plus every point an exclusion can remove; candidates are re-ranked
-with exact distances and the tie order (:mod:`xedm.neighbors.base`), rows left short are
+with exact distances and the tie order (:mod:`xedm.neighbors.index`), rows left short are
 searched by brute force.  The search effort is tuned to the target recall on a sample of
 prediction points: the query's ``epsilon`` rises through :data:`EPSILONS`, then the graph is
 rebuilt with twice the ``n_neighbors`` (up to :data:`MAX_NEIGHBORS`).
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import index_tables, missing_extra
+from .contract import as_search, missing_extra
+from .index import index_tables
 
 N_NEIGHBORS = 30  # pynndescent's default graph degree
 MAX_NEIGHBORS = 120
@@ -68,7 +69,5 @@ def build(data: np.ndarray, k: int, search) -> Index:
 def tables(prep, k_list, excl: int, *, backend: str, search=None):
     """(idx, dist) (nE, B, P, kmax) via pynndescent (see :mod:`xedm.neighbors.base`)."""
     _pynndescent()  # the missing-extra error before any work
-    from .base import as_search
-
     return index_tables(prep, k_list, excl, as_search("nndescent" if search is None else search),
                         build, "nndescent")

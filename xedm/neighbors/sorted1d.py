@@ -4,7 +4,7 @@ For E = 1 (and one embedded column) a state is one number, so the library values
 once per series (O(L log L)) and each prediction point walks outwards from its place in the
 sorted values to the nearer side until it has k neighbours (O(log L + k), plus the points an
 exclusion skips).  Distances and the tie order are those of the brute-force kernels
-(:func:`xedm.kernels.cpu_ann.knn_sorted1d`), so the tables equal ``exact``'s bit for bit.
+(:func:`xedm.kernels.knn.cpu_ann.knn_sorted1d`), so the tables equal ``exact``'s bit for bit.
 ``auto`` always uses it for such states; the approximate methods use it for them too.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
+from .contract import empty_tables
 
 
 def one_E(prep, ie: int, k: int, excl: int):
@@ -29,8 +30,6 @@ def one_E(prep, ie: int, k: int, excl: int):
 
 def tables(prep, k_list, excl: int, *, backend: str, search=None):
     """(idx, dist) (nE, B, P, kmax) by sorting (see :mod:`xedm.neighbors.base`)."""
-    from .base import empty_tables
-
     idx, dist = empty_tables(prep, k_list)
     for ie in range(len(prep.kernel_E)):
         k = int(k_list[ie])

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..kernels.rqa.layout import hist_layout
+
 NORMS = ("euclidean", "maximum", "manhattan")
 
 
@@ -190,12 +192,6 @@ def schedule(items, nchunks: int):
     ptr = np.cumsum([0] + [len(o) for o in owner]).astype(np.int64)
     flat = np.array([r for o in owner for r in o], np.int64).reshape(-1, 5)
     return flat, ptr
-
-
-def hist_layout(prob: RecurrenceProblem):
-    """Per-matrix offsets and the common histogram length ``L + 1`` (``L = max na``)."""
-    L = int(prob.matrices[:, 2].max())
-    return L + 1
 
 
 def default_tile(prob: RecurrenceProblem, backend: str) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 
 
 @njit(parallel=True, cache=True)

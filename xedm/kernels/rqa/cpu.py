@@ -42,12 +42,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 
 # No fastmath: the distance sums must not be reassociated or contracted into FMAs.
 _FLAGS = {"cache": True, "nogil": True, "boundscheck": False}
-
-NORM_CODES = {"euclidean": 0, "maximum": 1, "manhattan": 2}
 
 
 @njit(**_FLAGS)

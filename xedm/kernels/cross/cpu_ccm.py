@@ -17,12 +17,12 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._bits import debruijn_table, lowest_bit
-from ._flags import FASTMATH_DIST, FASTMATH_STRICT
-from .cpu_knn import _insert
-from .cpu_predict import D_MIN
-from .cpu_skill import pow2_exponent
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._bits import debruijn_table, lowest_bit
+from .._flags import FASTMATH_DIST, FASTMATH_STRICT
+from ..knn.cpu_common import _insert
+from ..predict.constants import D_MIN
+from ..predict.cpu_skill import pow2_exponent
 
 W_NEAREST = np.exp(-1.0)  # weight of the nearest neighbour whenever its distance >= D_MIN
 

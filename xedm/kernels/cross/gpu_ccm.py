@@ -1,5 +1,5 @@
 """Sampled cross mapping on the GPU (CuPy): twins of
-:func:`xedm.kernels.cpu_ccm.sorted_table` and :func:`xedm.kernels.cpu_ccm.ccm_skill`.
+:func:`xedm.kernels.cross.cpu_ccm.sorted_table` and :func:`xedm.kernels.cross.cpu_ccm.ccm_skill`.
 
 Imported only for ``backend="gpu"``.  Same signatures and semantics as the CPU kernels::
 
@@ -7,14 +7,15 @@ Imported only for ``backend="gpu"``.  Same signatures and semantics as the CPU k
     ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
               complete) -> rho (n_sets, n_targets)
 
-The all-pairs cross map's lookups (``xmap_skill``) are in :mod:`xedm.kernels.gpu_xmap`.
+The all-pairs cross map's lookups (``xmap_skill``) are in :mod:`xedm.kernels.cross.gpu_xmap`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .gpu_knn import _module
+from ..knn.gpu import _module
+from ..predict.constants import D_MIN
 
 # ---- sorted_table: the depth nearest library points of every row, exactly ordered ---------
 
@@ -56,15 +57,15 @@ _SMALL_DEPTH = 64  # up to this depth the fused kNN kernel, else sorting whole r
 def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
     """The ``depth`` nearest library points of every prediction row, ordered by (distance,
     |dt|, t): idx, dist (P, depth), NumPy arrays (see
-    :func:`xedm.kernels.cpu_ccm.sorted_table`; ``Xpad`` (C, pad + T)).
+    :func:`xedm.kernels.cross.cpu_ccm.sorted_table`; ``Xpad`` (C, pad + T)).
 
-    Shallow tables come from the fused kNN kernel (:func:`xedm.kernels.gpu_knn.knn_device`);
+    Shallow tables come from the fused kNN kernel (:func:`xedm.kernels.knn.gpu.knn_device`);
     deep ones from whole rows of squared distances laid out in (|dt|, t) order and sorted
     stably by distance (CuPy's sort is a stable radix sort), in tiles of rows.
     """
     import cupy as cp
 
-    from .gpu_knn import knn_device
+    from ..knn.gpu import knn_device
 
     Xpad = np.asarray(Xpad) if not hasattr(Xpad, "__cuda_array_interface__") else Xpad
     T = int(lib_ok.shape[0])
@@ -108,7 +109,7 @@ def sorted_table(Xpad, pad, lib_ok, pred_t, pred_ok, E, tau, excl, depth):
 # ---- ccm_skill: sampled-library cross-map skill, Pearson sums on the fly ------------------
 
 def _ccm_source(k):
-    from .gpu_knn import _COMMON
+    from ..knn.gpu import _COMMON
 
     return f"#include <math_constants.h>\n#define K {int(k)}\n" + _COMMON + r"""
 // partial Pearson sums (n, sx, sy, sxx, syy, sxy) of (subset s, target t) over the rows of
@@ -159,7 +160,7 @@ extern "C" __global__ void ccm_sums(
                 if (nb[j] >= 0) { nd[j] = sqrt(nd[j]); ++m; }
         }
         if (m == 0) continue;  // no library point for this row in this subset
-        const double dmin = fmax(nd[0], 1e-6);
+        const double dmin = fmax(nd[0], """ + repr(D_MIN) + r""");
         double w = exp(-nd[0] / dmin);
         double wsum = w, acc = w * ys[nb[0] + Tp];
         for (int j = 1; j < m; ++j) {
@@ -203,7 +204,7 @@ def _pow2_exponent(m):
 
 def scaled_targets(Y, obs_t, obs_ok):
     """Each target on a footing independent of its unit, as
-    :func:`xedm.kernels.cpu_ccm._scaled_target`: ``(y 2^-a - mean) 2^-b`` with the mean over
+    :func:`xedm.kernels.cross.cpu_ccm._scaled_target`: ``(y 2^-a - mean) 2^-b`` with the mean over
     the observed rows; Pearson's rho is invariant to it."""
     Y = np.asarray(Y, float)
     out = np.empty_like(Y)
@@ -225,7 +226,7 @@ _SUM_THREADS = 1 << 16  # (subsets x targets x row chunks) per launch, at least
 def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t, complete):
     """Cross-map skill for every library subset (row of ``members``) and target (row of
     ``Y``): rho (n_sets, n_targets), a NumPy array (see
-    :func:`xedm.kernels.cpu_ccm.ccm_skill`).
+    :func:`xedm.kernels.cross.cpu_ccm.ccm_skill`).
 
     One thread per (subset, target, chunk of rows): per row it takes the first k entries of
     the sorted table that are members of the subset (a scan of the series when the table is

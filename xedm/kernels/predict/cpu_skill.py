@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 
 
 @njit(cache=True, inline="always")

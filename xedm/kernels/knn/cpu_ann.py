@@ -9,7 +9,7 @@
 * :func:`knn_sorted1d`: exact neighbours of one-coordinate states (E = 1, or one embedded
   column) by sorting the library values: O(L log L + P (log L + k + excl)).
 
-Every table uses the contract of :mod:`xedm.kernels.cpu_knn`: time positions as indices,
+Every table uses the contract of :mod:`xedm.kernels.knn.cpu`: time positions as indices,
 -1 / inf where no neighbour exists, square roots of the exact squared sums.
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._flags import FASTMATH_DIST
-from .cpu_knn import _before
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_DIST
+from .cpu_common import _before
 
 
 @njit(parallel=True, cache=True)

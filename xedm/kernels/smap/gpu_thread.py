@@ -1,11 +1,11 @@
-"""S-map's one-thread-per-problem QR on the GPU (CuPy), for :mod:`xedm.kernels.gpu_smap_qr`.
+"""S-map's one-thread-per-problem QR on the GPU (CuPy), for :mod:`xedm.kernels.smap.gpu`.
 
 Imported only for ``backend="gpu"``.  One thread per problem (series, prediction row, theta)
 builds the weighted design matrix ``diag(w) [1, X]`` and target (with the ridge rows) in
 device memory, laid out so that the threads of a warp read consecutive addresses, and
 reduces it by the CPU's Householder QR, step for step (the same reflections, the same
 power-of-2 rescaling of a Householder vector whose squares could under- or overflow).  It
-serves the problems the tall-skinny kernel (:func:`xedm.kernels.gpu_smap_qr.smap_qr_tsqr`)
+serves the problems the tall-skinny kernel (:func:`xedm.kernels.smap.gpu.smap_qr_tsqr`)
 flags, and those with more than 32 unknowns; the factors are finished as the tall-skinny
 kernel's are.
 """
@@ -14,10 +14,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_knn import _module
+from ..knn.gpu import _module
+from .constants import LOG_BIG
+
+# the ridge rows' weight, both S-map kernels' twin of xedm.kernels.smap.cpu_qr.ridge_weight
+# (the same expressions in the same order; LOG_BIG written in from the constants module)
+RIDGE_WEIGHT = r"""
+__device__ __forceinline__ double ridge_weight(const double alpha, const double lf,
+                                               const long long xexp) {
+    const double la = 0.5 * log(alpha);
+    const double lra = la + lf - xexp * log(2.0);
+    if (lra > """ + repr(LOG_BIG) + r""") return exp(""" + repr(LOG_BIG) + r""");
+    if (la < 300.0 && lf < 300.0) return ldexp(sqrt(alpha) * exp(lf), (int)-xexp);
+    return exp(lra);
+}
+"""
 
 # the parameters of a batch of S-map problems that both S-map kernels take (smap_qr here,
-# smap_tsqr in gpu_smap_qr.py) after the series' layout; :func:`problem_args` fills them
+# smap_tsqr in smap/gpu.py) after the series' layout; :func:`problem_args` fills them
 PROBLEM_PARAMS = r"""
     const long long pad, const unsigned char* __restrict__ lib_ok, const long long T,
     const long long* __restrict__ pred_t, const long long P, const double* __restrict__ y,
@@ -31,7 +45,7 @@ PROBLEM_PARAMS = r"""
 
 _SOURCE = (r"""
 #include <math_constants.h>
-
+""" + RIDGE_WEIGHT + r"""
 __device__ __forceinline__ int pow2_exponent(double m) {
     if (m > 0.0 && m < CUDART_INF) { int e; frexp(m, &e); return e > -1021 ? e : -1021; }
     return 0;
@@ -123,12 +137,7 @@ extern "C" __global__ void smap_qr(
     const double lf = local ? theta * dmin / dmean : 0.0;
     const long long nridge = alpha > 0.0 ? D : 0;
     if (nridge > 0) {
-        const double la = 0.5 * log(alpha);
-        const double lra = la + lf - xexp[b] * log(2.0);
-        double ra;
-        if (lra > 690.0) ra = exp(690.0);
-        else if (la < 300.0 && lf < 300.0) ra = ldexp(sqrt(alpha) * exp(lf), (int)-xexp[b]);
-        else ra = exp(lra);
+        const double ra = ridge_weight(alpha, lf, xexp[b]);
         for (long long rr = 0; rr < nridge; ++rr) {
             for (long long cc = 0; cc <= nc; ++cc) A(cc, m + rr) = 0.0;
             A(1 + rr, m + rr) = ra;

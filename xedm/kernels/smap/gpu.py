@@ -1,7 +1,8 @@
-"""S-map's QR solver on the GPU (CuPy), for :mod:`xedm.kernels.gpu_smap`.
+"""S-map on the GPU (CuPy): the QR solver, the twin of :func:`xedm.kernels.smap.cpu.smap_predict`.
 
-Imported only for ``backend="gpu"``.  ``smap_qr`` has the signature and semantics of
-:func:`xedm.kernels.cpu_predict.smap_predict`::
+Imported only for ``backend="gpu"``.  ``smap_qr`` (registered as the GPU's "smap_predict")
+has the signature and semantics of the CPU's S-map kernels (:mod:`xedm.kernels.smap.cpu`,
+:func:`xedm.kernels.smap.cpu_qr.smap_qr`)::
 
     smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
             idx, dist, use_table, alpha, want_sv, xexp, yexp)
@@ -19,7 +20,7 @@ Imported only for ``backend="gpu"``.  ``smap_qr`` has the signature and semantic
    factorisation up to rounding (and the signs of R's rows, which no result depends on).
    A reflection whose sum of squares could under- or overflow (extreme weights, huge ridge
    rows) flags its problem for step 1b.
-1b. ``smap_qr_thread`` (:mod:`xedm.kernels.gpu_smap_thread`): one thread per problem runs the
+1b. ``smap_qr_thread`` (:mod:`xedm.kernels.smap.gpu_thread`): one thread per problem runs the
    CPU's Householder QR step for step, with its power-of-2 rescaling of such vectors
    (flagged problems, and D + 1 > 32).
 2. The finishing from the triangular factor, batched on the device (CuPy): column norms,
@@ -45,13 +46,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_smap_thread import PROBLEM_PARAMS, problem_args, smap_qr_thread
+from .gpu_thread import PROBLEM_PARAMS, RIDGE_WEIGHT, problem_args, smap_qr_thread
 
 _TSQR = r"""
 // compile-time: NC (unknowns, D + 1 <= 32), RD (rows per lane per chunk), WPB (warps a block)
 #include <math_constants.h>
 #define NCOL (NC + 1)
 #define FULL 0xffffffffu
+""" + RIDGE_WEIGHT + r"""
 
 // One step of the transpose-reduce: slots [0, H) keep the sums of the lane's half
 template <int N, int H>
@@ -246,12 +248,7 @@ extern "C" __global__ void __launch_bounds__(WPB * 32) smap_tsqr(
         Steps<0>::run(a, Rs, Fs, lane, flag);
     }
     if (nridge > 0 && !flag) {  // the ridge rows, one chunk
-        const double la = 0.5 * log(alpha);
-        const double lra = la + lf - xexp[b] * log(2.0);
-        double ra;
-        if (lra > 690.0) ra = exp(690.0);
-        else if (la < 300.0 && lf < 300.0) ra = ldexp(sqrt(alpha) * exp(lf), (int)-xexp[b]);
-        else ra = exp(lra);
+        const double ra = ridge_weight(alpha, lf, xexp[b]);
 #pragma unroll
         for (int r = 0; r < RD; ++r) {
             const int rr = lane + 32 * r;
@@ -374,8 +371,9 @@ def smap_qr_tsqr(dev, shape, pad, E, tau, Tp, excl, depth, use_table, alpha, pb,
 def smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
             idx, dist, use_table, alpha, want_sv, xexp, yexp):
     """S-map by the QR solver on the device (see
-    :func:`xedm.kernels.cpu_predict.smap_predict`): neighbour tables, singular values and
-    the problems that the normal-equation solver rejects; NumPy arrays out."""
+    :func:`xedm.kernels.smap.cpu_qr.smap_qr`): every problem, neighbour tables and singular
+    values included; NumPy arrays out.  (The CPU solves by normal equations first; here that
+    stage measured slower than this solver alone, see :mod:`xedm.kernels.smap.cpu`.)"""
     import cupy as cp
 
     Xpad = np.ascontiguousarray(Xpad, np.float64)
@@ -456,7 +454,7 @@ def smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_l
                 lf = inf[gi, 3]
                 sv[git, gb, gpi] = np.ldexp(s * np.exp(-lf)[:, None], gmax[:, None])
     if cpu_rows:  # fewer rows than unknowns: the CPU kernel's lstsq for those rows
-        from .cpu_predict import smap_predict as cpu_smap
+        from .cpu_qr import smap_qr as cpu_smap
 
         mask = np.zeros_like(ok)
         for b_, pi_ in cpu_rows:

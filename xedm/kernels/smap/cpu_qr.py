@@ -1,13 +1,15 @@
-"""Prediction kernels (CPU): simplex from neighbour tables, S-map batched weighted least squares.
+"""S-map's QR solver (numba, CPU): batched weighted least squares by Householder QR and, where
+the local fit is rank deficient, the minimum-norm solve from the SVD of the triangular factor.
 
-Signatures shared with the GPU twins::
+Signature of every S-map kernel (the registered ``smap_predict`` of :mod:`.cpu` and its GPU
+twin :mod:`.gpu`)::
 
-    simplex_predict(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions
-    simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
-                  y, Tp) -> (nE, B, P) predictions
-    smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
-                 idx, dist, use_table, alpha, want_sv, xexp, yexp)
+    smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
+            idx, dist, use_table, alpha, want_sv, xexp, yexp)
         -> pred (nth, B, P), coef (nth, B, P, D+1), sv (nth, B, P, D+1)
+
+It serves neighbour tables, singular values and every problem the normal-equation solver
+(:mod:`.cpu`, the CPU's entry point) rejects, so it decides every rank-deficient case.
 """
 
 from __future__ import annotations
@@ -17,153 +19,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._bits import debruijn_table, lowest_bit
-from ._flags import FASTMATH, FASTMATH_DIST, FASTMATH_STRICT
-from .cpu_knn import CHUNK, _chunk_distances, _insert_at, _row_wanted, _shifted_bound
-from .cpu_skill import pow2_exponent
-
-D_MIN = 1e-6  # floor of the nearest distance in simplex weights (CONVENTIONS.md)
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def simplex_predict(idx, dist, ok, y, k_list, Tp):
-    """Simplex projection from neighbour tables: each row uses its first k_list[b] entries
-    whose library point is valid for this use (``ok`` (B, T)): every entry of a plain table,
-    or those of one Tp (one target) of a deeper table shared by several.
-    ``w_i = exp(-d_i / max(d_1, 1e-6))`` over the entries used.
-
-    idx/dist (B, P, depth); y (B, T); returns predictions (B, P), NaN without neighbours.
-    """
-    B, P, depth = idx.shape
-    pred = np.full((B, P), np.nan)
-    for task in prange(B * P):
-        b = task // P
-        pi = task - b * P
-        k = k_list[b]
-        m = 0
-        dmin = 1.0
-        wsum = 0.0
-        acc = 0.0
-        for j in range(depth):
-            q = idx[b, pi, j]
-            if q < 0:
-                break
-            if not ok[b, q]:
-                continue
-            if m == 0:
-                dmin = max(dist[b, pi, j], D_MIN)
-            w = np.exp(-dist[b, pi, j] / dmin)
-            wsum += w
-            acc += w * y[b, q + Tp]
-            m += 1
-            if m == k:
-                break
-        if m > 0:
-            pred[b, pi] = acc / wsum
-    return pred
-
-
-SWEEP_MAX_E = 64  # E values per simplex_sweep call: one bit each in a uint64 candidate mask
-
-
-@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
-def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
-                  y, Tp):
-    """Simplex predictions for every E of an ascending list (at most SWEEP_MAX_E) without
-    neighbour tables: :func:`xedm.kernels.cpu_knn.knn_sweep` fused with
-    :func:`simplex_predict`, for when only the predictions are wanted (choosing E).
-
-    Arguments as ``knn_sweep`` plus the target ``y`` (B, T) (finite, read at q + Tp for the
-    library points q, which ``lib_ok`` must guarantee are inside the data).  Returns
-    ``pred`` (nE, B, P): ``simplex_predict`` on ``knn_sweep``'s tables to rounding (same
-    neighbours in the same order; the weights' code generation may differ by an ulp), NaN
-    where ``pred_ok`` is False or no neighbour exists.
-
-    Each task walks a block of consecutive rows of one series, keeping the k nearest per E
-    of the last tau + 1 rows in a small ring: the previous row's neighbours shifted by tau
-    bound this row's k-th distance (``_shifted_d2``), so only candidates under that bound are
-    inserted.  Distances accumulate lag by lag (one pass serves every E); a uint64 mask per
-    candidate says for which E it may enter, and only set bits are visited.
-    """
-    nE, B, T = lib_ok.shape
-    P = pred_t.shape[0]
-    kmax = 1
-    for i in range(nE):
-        kmax = max(kmax, k_list[i])
-    if nE > SWEEP_MAX_E:
-        raise ValueError("simplex_sweep takes at most 64 values of E per call")
-    pred = np.full((nE, B, P), np.nan)
-    rows = 64
-    nblk = (P + rows - 1) // rows
-    # the row tau back bounds this one only inside a block: a ring of tau + 1 rows, or none
-    use_prev = tau < rows
-    R = tau + 1 if use_prev else 1
-    for task in prange(B * nblk):
-        b = task // nblk
-        blk = task - b * nblk
-        table = debruijn_table()
-        acc = np.empty(CHUNK)
-        accE = np.empty((nE, CHUNK))
-        flag = np.empty(CHUNK, np.uint64)
-        bound = np.empty(nE)
-        thr = np.empty(nE)
-        # per E the sorted k nearest (squared distances) of the rows in the ring, laid out as
-        # the kNN tables (E, series, row, k) so that their helpers serve both kernels
-        Ld = np.empty((nE, 1, R, kmax))
-        Lq = np.empty((nE, 1, R, kmax), np.int64)
-        Lc = np.zeros((R, nE), np.int64)
-        Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
-        for pi in range(blk * rows, min(P, (blk + 1) * rows)):
-            if not _row_wanted(pred_ok, b, pi):
-                continue
-            p = pred_t[pi]
-            s = p % R
-            sp = (p - tau) % R
-            have_prev = use_prev and p >= tau and Lp[sp] == p - tau
-            Lp[s] = p
-            for ie in range(nE):
-                Lc[s, ie] = 0
-                bound[ie] = np.inf
-                k = k_list[ie]
-                if have_prev and Lc[sp, ie] == k and pred_ok[ie, b, pi]:
-                    bound[ie] = _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E_list[ie], k, tau,
-                                               excl, p, Lq, Ld, ie, 0, sp)
-                thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
-            for q0 in range(q_lo[b], q_hi[b], CHUNK):
-                n = min(CHUNK, q_hi[b] - q0)
-                _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag,
-                                 True)
-                for j in range(n):  # scalar: the set bits only
-                    m = flag[j]
-                    if m == 0:
-                        continue
-                    q = q0 + j
-                    if abs(q - p) <= excl:
-                        continue
-                    while m != 0:
-                        ie = lowest_bit(m, table)
-                        m &= m - np.uint64(1)
-                        d = accE[ie, j]
-                        if d <= thr[ie] and lib_ok[ie, b, q]:
-                            k = k_list[ie]
-                            c = _insert_at(Ld, Lq, ie, 0, s, Lc[s, ie], k, d, q, p)
-                            Lc[s, ie] = c
-                            if c == k:
-                                thr[ie] = min(Ld[ie, 0, s, k - 1], bound[ie])
-            for ie in range(nE):  # simplex weights as simplex_predict, on rooted distances
-                m = Lc[s, ie]
-                if m == 0 or not pred_ok[ie, b, pi]:
-                    continue
-                dmin = max(np.sqrt(Ld[ie, 0, s, 0]), D_MIN)
-                wsum = 0.0
-                a = 0.0
-                for j in range(m):
-                    w = np.exp(-np.sqrt(Ld[ie, 0, s, j]) / dmin)
-                    wsum += w
-                    a += w * y[b, Lq[ie, 0, s, j] + Tp]
-                pred[ie, b, pi] = a / wsum
-    return pred
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH, FASTMATH_STRICT
+from ..predict.cpu_skill import pow2_exponent
+from .constants import LOG_BIG, SQ_HUGE, SQ_TINY
 
 
 @njit(cache=True, inline="always")
@@ -194,10 +53,6 @@ def _norm(a, n):
     for i in range(n):
         acc += (a[i] * f) ** 2
     return math.ldexp(np.sqrt(acc), e)
-
-
-SQ_TINY = 2.0**-900  # sums of squares outside (SQ_TINY, SQ_HUGE): scale the vector first
-SQ_HUGE = 2.0**900
 
 
 # reassociation lets the Householder dot products and norms vectorize (about 5x faster);
@@ -317,11 +172,25 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
     return sol, sv
 
 
-LOG_BIG = 690.0  # exp(LOG_BIG) ~ 1e300: ridge rows are capped there (their limit is reached)
+@njit(cache=True, inline="always")
+def ridge_weight(alpha, lf, xexp):
+    """The weight of the ridge rows in the scaled units: ``sqrt(alpha) 2^-xexp / exp(-lf)``
+    (``lf``: the log of the common factor the relative weights leave out), capped at
+    ``exp(LOG_BIG)``, where the limit (coefficients 0 but the intercept) is reached, and
+    computed from logs where the direct product would overflow.  Both CPU solvers call it
+    (inlined: each caller's float flags apply, as to its own code); the CUDA kernels splice
+    its twin :data:`xedm.kernels.smap.gpu_thread.RIDGE_WEIGHT`."""
+    la = 0.5 * np.log(alpha)
+    lra = la + lf - xexp * np.log(2.0)
+    if lra > LOG_BIG:
+        return np.exp(LOG_BIG)
+    if la < 300.0 and lf < 300.0:  # no intermediate overflow
+        return math.ldexp(np.sqrt(alpha) * np.exp(lf), -xexp)
+    return np.exp(lra)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def smap_predict(
+def smap_qr(
     Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
     idx, dist, use_table, alpha, want_sv, xexp, yexp,
 ):
@@ -412,14 +281,7 @@ def smap_predict(
             if nridge > 0:
                 # sum_{j>=1} alpha c_j^2 on the caller's coefficients, with the documented
                 # weights: rows sqrt(alpha) 2^-xexp / exp(-lf) here
-                la = 0.5 * np.log(alpha)
-                lra = la + lf - xexp[b] * np.log(2.0)
-                if lra > LOG_BIG:  # the limit (coefficients 0 but the intercept) is reached
-                    ra = np.exp(LOG_BIG)
-                elif la < 300.0 and lf < 300.0:  # no intermediate overflow
-                    ra = math.ldexp(np.sqrt(alpha) * np.exp(lf), -xexp[b])
-                else:
-                    ra = np.exp(lra)
+                ra = ridge_weight(alpha, lf, xexp[b])
                 for r in range(nridge):
                     for cc in range(nc):
                         At[cc, m + r] = 0.0

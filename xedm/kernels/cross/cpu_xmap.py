@@ -14,10 +14,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._flags import FASTMATH_STRICT
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_STRICT
+from ..predict.constants import D_MIN
 from .cpu_ccm import _pearson
-from .cpu_predict import D_MIN
 
 
 @njit(cache=True, inline="always")

@@ -9,11 +9,11 @@ Imported only for ``backend="gpu"``::
                   q_lo, q_hi, self_ok, y, obs) -> rho (nE, B), tables [(idx, dist)] per E
     to_device(a) -> a C-contiguous CuPy array
 
-``xmap_skill`` is the twin of :func:`xedm.kernels.cpu_xmap.xmap_skill`; ``xmap_skill_groups``
+``xmap_skill`` is the twin of :func:`xedm.kernels.cross.cpu_xmap.xmap_skill`; ``xmap_skill_groups``
 serves targets of several E in one launch: the columns of ``Yt`` are grouped (``col_group``,
 non-decreasing), group g looked up through ``tables[g]`` (idx/dist (nL, P, depth_g)) with k =
 ``k_list[g]`` and rows ``pred_ok[g]`` (nL, P); on the CPU it is one ``xmap_skill`` per group
-(:func:`xedm.kernels.cpu_xmap.xmap_skill_groups`).  One launch over every (library, target)
+(:func:`xedm.kernels.cross.cpu_xmap.xmap_skill_groups`).  One launch over every (library, target)
 pair keeps the device busy whatever the groups' sizes (one launch per group of a few targets
 left most of an H100 idle: 7.9 s of 17.8 s at N = 1,000, L = 10,000 with E chosen).
 
@@ -30,7 +30,7 @@ differs from the CPU's by the rounding of ``exp`` only (about 1e-15).
 
 ``choose_tables`` is one batch of the choice of E with its tables kept
 (:func:`xedm.core.ccm.xmap` on the GPU): the exact kNN pass of every E
-(:func:`xedm.kernels.gpu_knn.knn_device`) over a library that serves both the choice and the
+(:func:`xedm.kernels.knn.gpu.knn_device`) over a library that serves both the choice and the
 cross map, the leave-one-out simplex skill (Tp = 1) of every E from those tables (library
 points where ``self_ok``, the first ``k_list[ie]`` of them), and the tables cut to
 ``depth_list`` entries, indices as int32, still on the device.
@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_knn import _module, knn_device
+from ..knn.gpu import _module, knn_device
+from ..predict.constants import D_MIN
 
 _SOURCE = r"""
 #include <math_constants.h>
@@ -56,13 +57,13 @@ extern "C" __global__ void xmap_rows(
     const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= R) return;
     long long m = 0;
-    double dmin = 1e-6;
+    double dmin = """ + repr(D_MIN) + r""";
     for (long long j = 0; j < depth; ++j) {
         const long long q = idx[r * depth + j];
         if (q < 0) break;
         if (q + Tp < 0 || q + Tp >= T) continue;
         const double d = dist[r * depth + j];
-        if (m == 0) dmin = fmax(d, 1e-6);
+        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
         qk[r * k + m] = (int)(q + Tp);
         wk[r * k + m] = exp(-d / dmin);
         m += 1;
@@ -128,7 +129,7 @@ extern "C" __global__ void xmap_sums(
                 pred = acc * (1.0 / wsg[r]);
             } else {  // a missing value among the shared entries: scan the row's table
                 long long mm = 0;
-                double dmin = 1e-6, a = 0.0, ws = 0.0;
+                double dmin = """ + repr(D_MIN) + r""", a = 0.0, ws = 0.0;
                 for (long long j = 0; j < depth; ++j) {
                     const long long q = idx[r * depth + j];
                     if (q < 0) break;
@@ -136,7 +137,7 @@ extern "C" __global__ void xmap_sums(
                     const double yq = Yt[(q + Tp) * nT + t];
                     if (!isfinite(yq)) continue;
                     const double d = dist[r * depth + j];
-                    if (mm == 0) dmin = fmax(d, 1e-6);
+                    if (mm == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
                     const double w = exp(-d / dmin);
                     a = a + w * yq;
                     ws = ws + w;
@@ -221,7 +222,7 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
 
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     """Cross-map skill of a batch of library tables for every target (see
-    :func:`xedm.kernels.cpu_xmap.xmap_skill`): rho (nL, nT), a NumPy array."""
+    :func:`xedm.kernels.cross.cpu_xmap.xmap_skill`): rho (nL, nT), a NumPy array."""
     nT = np.shape(Yt)[1]
     return xmap_skill_groups([(idx, dist)], Yt, np.zeros(nT, np.int32), [k], Tp, pred_t,
                              [pred_ok])
@@ -239,7 +240,7 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
     """
     import cupy as cp
 
-    from .gpu_predict import predict_device, skill_rows_device
+    from ..predict.gpu import predict_device, skill_rows_device
 
     idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
                            q_lo, q_hi)
@@ -255,3 +256,47 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
     tabs = [(idx[ie, :, :, :int(d)].astype(cp.int32),
              cp.ascontiguousarray(dist[ie, :, :, :int(d)])) for ie, d in enumerate(depth_list)]
     return rho, tabs
+
+
+class KeptTables:
+    """The device memory in which xmap's choice of E keeps its tables for the cross map
+    (``xedm.core.ccm._choose_E_kept``): per E of ``E_tab`` (idx int32, dist) (N, P, depth),
+    ``pred_ok`` (nE, N, P) uint8, and each batch's rho (nE, B) until :meth:`rho` reads them
+    back once.  ``free_bytes()`` is the device's free memory, for the caller's budget."""
+
+    def __init__(self, E_tab, depth, N: int, P: int):
+        import cupy as cp
+
+        self.tables = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
+                       for e, d in zip(E_tab, depth, strict=True)}
+        self.pred_ok = cp.empty((len(E_tab), N, P), cp.uint8)
+        self._rhos = []
+
+    @staticmethod
+    def free_bytes() -> int:
+        import cupy as cp
+
+        return cp.cuda.Device().mem_info[0]
+
+    def put(self, sl: slice, E_tab, tabs, pred_ok, rho) -> None:
+        """One batch of series ``sl`` from :func:`choose_tables`: its tables (one per E of
+        ``E_tab``), its prediction points (host) and its rho (device, kept there)."""
+        import cupy as cp
+
+        self._rhos.append(rho)
+        for e, (i, d) in zip(E_tab, tabs, strict=True):
+            self.tables[int(e)][0][sl] = i
+            self.tables[int(e)][1][sl] = d
+        self.pred_ok[:, sl] = cp.asarray(pred_ok)
+
+    def rho(self):
+        """rho (nE, N) of every batch, read back from the device (NumPy)."""
+        import cupy as cp
+
+        return cp.concatenate(self._rhos, axis=1).get()
+
+    def keep(self, E_used) -> None:
+        """Free the tables of every E not in ``E_used``."""
+        for e in list(self.tables):
+            if e not in E_used:
+                del self.tables[e]

@@ -1,4 +1,4 @@
-"""Exact k-nearest-neighbour kernels on the GPU (CuPy): twins of :mod:`xedm.kernels.cpu_knn`.
+"""Exact k-nearest-neighbour kernels on the GPU (CuPy): twins of :mod:`xedm.kernels.knn.cpu`.
 
 Imported only for ``backend="gpu"``.  Same signatures and the same results as the CPU
 kernels: neighbour sets, their order and their distances are identical (not merely close)::
@@ -61,7 +61,9 @@ SORTED_KEY_LAGS = 64  # lags summed into the sorted kernel's key at most
 
 _CACHE: dict = {}
 
-_COMMON = r"""
+# the tie rule, (distance, |t_pred - t_lib|, t_lib) ascending: spliced into every CUDA source
+# that orders neighbours (here, the ccm kernels, ivf's scan in gpu_ivf.py)
+BEFORE = r"""
 __device__ __forceinline__ bool before(double d, long long q, double dd, long long qq,
                                        long long p) {
     if (d < dd) return true;
@@ -71,7 +73,9 @@ __device__ __forceinline__ bool before(double d, long long q, double dd, long lo
     if (a != aa) return a < aa;
     return q < qq;
 }
+"""
 
+_COMMON = BEFORE + r"""
 // insert (d, q) into the sorted list kd/kq of k entries (empty slots (inf, -1) last)
 __device__ __forceinline__ void insert(double* kd, int* kq, int k, double d, int q,
                                        long long p) {
@@ -526,3 +530,12 @@ def knn_single(Xpad, pad, lib_ok, pred_t, pred_ok, E, k, tau, excl, q_lo, q_hi):
     idx, dist = knn_device(Xpad, pad, lib_ok[None], pred_t, pred_ok[None], [int(E)], [int(k)],
                            tau, excl, q_lo, q_hi)
     return idx[0].get(), dist[0].get()
+
+
+def concat_tables(parts):
+    """:func:`xedm.kernels.knn.cpu.concat_tables` for tables on the device (CuPy arrays from
+    :func:`knn_device`): joined there, CuPy arrays out."""
+    import cupy as cp
+
+    return (cp.concatenate([q[0] for q in parts], axis=2),
+            cp.concatenate([q[1] for q in parts], axis=2))

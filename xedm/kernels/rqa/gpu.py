@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .layout import hist_layout
+
 _BLOCK = 128
 _ROWS = 64
 # shared-memory counters per block, split over histograms and thresholds; small enough not
@@ -262,8 +264,6 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
     """GPU twin of the CPU histograms: ``(diagonal, vertical, white)`` uint64 arrays of
     shape ``(nmat, K, L + 1)``, over all visible GPUs (or the ids in ``devices``)."""
     import cupy as cp
-
-    from ..recurrence.recurrence import hist_layout
 
     ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
     devices = list(range(ndev)) if devices is None else list(devices)

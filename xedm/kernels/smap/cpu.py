@@ -1,6 +1,7 @@
-"""S-map by weighted normal equations (CPU): the solver design that serves both devices.
+"""S-map on the CPU: weighted normal equations first, the QR solver for what they reject.
 
-Signature of :func:`xedm.kernels.cpu_predict.smap_predict` (registered as "smap_predict")::
+:func:`smap_predict` here is the CPU's one S-map entry (registered as "smap_predict"), with
+the signature of every S-map kernel::
 
     smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,
                  idx, dist, use_table, alpha, want_sv, xexp, yexp)
@@ -13,9 +14,8 @@ For every problem (series, prediction row, theta) the weighted least-squares pro
 
 accumulated from the library points' precomputed products ``a_j a_j^T`` (upper triangle) and
 ``a_j b_j`` (one contiguous row of (D+1)(D+2)/2 + D+1 numbers per library point, so the
-accumulation vectorizes; on the GPU the same sums are one matrix product W^2 @ P per block of
-prediction rows, :mod:`xedm.kernels.gpu_smap`).  Normal equations square the condition
-number, so accuracy is kept as follows:
+accumulation vectorizes).  Normal equations square the condition number, so accuracy is kept
+as follows:
 
 1. G is scaled to unit diagonal (``s_c = sqrt(G_cc)``: the norms of the weighted design's
    columns, the scaling the QR solver uses) and factored by Cholesky; a pivot at or below
@@ -30,11 +30,14 @@ number, so accuracy is kept as follows:
    up to about 1e6;
 3. every rejected problem (ill-conditioned or rank-deficient local fits, fewer rows than
    unknowns, zero columns, ridge rows too heavy to square) is solved again by the Householder
-   QR / minimum-norm SVD solver (:func:`xedm.kernels.cpu_predict.smap_predict`), which
+   QR / minimum-norm SVD solver (:func:`xedm.kernels.smap.cpu_qr.smap_qr`), which
    therefore decides every rank-deficient case exactly as before.
 
-Neighbour tables (``knn``) and singular values go to the QR solver directly.
-``smap_reference`` is the slow NumPy reference of the accepted problems' arithmetic.
+Neighbour tables (``knn``) and singular values go to the QR solver directly.  The GPU
+(:mod:`.gpu`) runs the QR solver alone: its own normal-equation stage measured slower there
+(an H100, L = 10,000, E = 20, theta = 2 on Lorenz-63: 188 ms against 74 ms for QR alone,
+every problem rejected; 63 ms against 50 ms with noise, every problem accepted) and was
+removed.
 """
 
 from __future__ import annotations
@@ -44,15 +47,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._flags import FASTMATH
-from .cpu_predict import LOG_BIG
-from .cpu_predict import smap_predict as smap_qr
-
-GRAM_ACCEPT = 1e-10  # the last refinement correction, relative to the solution, at most
-REFINE_STEPS = 3  # refinement steps at most
-PIVOT_MIN = 1e-12  # smallest accepted Cholesky pivot of the unit-diagonal normal matrix
-RIDGE_MAX = 2.0**250  # ridge rows heavier than this (their squares near overflow): QR
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH
+from .constants import EXP_MIN, GRAM_ACCEPT, PIVOT_MIN, REFINE_STEPS, RIDGE_MAX
+from .cpu_qr import ridge_weight, smap_qr
 
 
 @njit(cache=True)
@@ -98,7 +96,6 @@ def library_products(Xpad, pad, lib_ok, q_lo, q_hi, y, E, tau, Tp):
     return off, libq, At, yl, PmT
 
 
-EXP_MIN = -708.0  # exp of arguments below this is taken as 0 (squared weights: they vanish)
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (Cody-Waite reduction)
 _LN2_LO = 1.90821492927058770002e-10
 _LOG2E = 1.44269504088896338700e00
@@ -167,18 +164,6 @@ def _solve(R, rhs, out, nc):
         for k in range(i + 1, nc):
             a -= R[i, k] * out[k]
         out[i] = a / R[i, i]
-
-
-@njit(cache=True, inline="always")
-def ridge_weight(alpha, lf, xexp):
-    """The ridge rows' weight in the scaled units (as the QR solver computes it)."""
-    la = 0.5 * np.log(alpha)
-    lra = la + lf - xexp * np.log(2.0)
-    if lra > LOG_BIG:
-        return np.exp(LOG_BIG)
-    if la < 300.0 and lf < 300.0:
-        return math.ldexp(np.sqrt(alpha) * np.exp(lf), -xexp)
-    return np.exp(lra)
 
 
 # reassociation lets the sums over library points vectorize; it changes results at the
@@ -351,7 +336,7 @@ def smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl
                  idx, dist, use_table, alpha, want_sv, xexp, yexp):
     """S-map predictions, coefficients and (``want_sv``) singular values for every theta:
     the normal-equation solver for every library point as neighbour, the QR solver
-    (:func:`xedm.kernels.cpu_predict.smap_predict`) for the problems it rejects, for
+    (:func:`xedm.kernels.smap.cpu_qr.smap_qr`) for the problems it rejects, for
     neighbour tables and for singular values.  Arguments and results as the QR kernel's."""
     if use_table or want_sv:
         return smap_qr(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo,

@@ -1,5 +1,5 @@
-"""Prediction and skill kernels on the GPU (CuPy): twins of :mod:`xedm.kernels.cpu_predict`
-and :mod:`xedm.kernels.cpu_skill`.
+"""Prediction and skill kernels on the GPU (CuPy): twins of :mod:`xedm.kernels.predict.cpu`
+and :mod:`xedm.kernels.predict.cpu_skill`.
 
 Imported only for ``backend="gpu"``.  Same signatures as the CPU kernels; NumPy (or CuPy)
 arrays in, NumPy arrays out::
@@ -9,7 +9,7 @@ arrays in, NumPy arrays out::
                   y, Tp) -> (nE, B, P) predictions
     skill_rows(observed (R, N), predicted (R, N)) -> rho, mae, rmse (R,) float64, n (R,) int64
 
-``simplex_sweep`` is the exact kNN pass of :mod:`xedm.kernels.gpu_knn` over every E (the
+``simplex_sweep`` is the exact kNN pass of :mod:`xedm.kernels.knn.gpu` over every E (the
 tables stay on the device) followed by ``simplex_predict`` per E: the same neighbours in the
 same order as the CPU's fused sweep.  Predictions and skills are sums of the same terms in
 the same order as on the CPU (no fused multiply-add); they differ from the CPU's by the
@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_knn import _module, knn_device
-
-D_MIN = 1e-6  # as cpu_predict.D_MIN (importing cpu_predict would compile numba kernels)
-SWEEP_MAX_E = 64
+from ..knn.gpu import _module, knn_device
+from .constants import D_MIN, SWEEP_MAX_E
 
 _PREDICT = r"""
 extern "C" __global__ void simplex_predict(
@@ -44,7 +42,7 @@ extern "C" __global__ void simplex_predict(
         if (q < 0) break;
         if (!ok[b * T + q]) continue;
         const double d = dist[r * depth + j];
-        if (m == 0) dmin = fmax(d, 1e-6);
+        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
         const double w = exp(-d / dmin);
         wsum = wsum + w;
         acc = acc + w * y[b * T + q + Tp];
@@ -131,7 +129,7 @@ def predict_device(idx, dist, ok, y, k_list, Tp):
 
 
 def simplex_predict(idx, dist, ok, y, k_list, Tp):
-    """Simplex projection from neighbour tables (see :func:`xedm.kernels.cpu_predict.
+    """Simplex projection from neighbour tables (see :func:`xedm.kernels.predict.cpu.
     simplex_predict`): idx/dist (B, P, depth), ok/y (B, T), k_list (B,) -> (B, P)."""
     return predict_device(idx, dist, ok, y, k_list, Tp).get()
 
@@ -140,7 +138,7 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
                   y, Tp):
     """Simplex predictions (nE, B, P) for every E of an ascending list: the kNN tables of
     every E in one pass on the device, then the simplex weights per E (see
-    :func:`xedm.kernels.cpu_predict.simplex_sweep`).  NaN where ``pred_ok`` is False or no
+    :func:`xedm.kernels.predict.cpu.simplex_sweep`).  NaN where ``pred_ok`` is False or no
     neighbour exists."""
     import cupy as cp
 
@@ -161,7 +159,8 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
 
 
 def skill_rows(o, p):
-    """Skill per row (see :mod:`xedm.kernels.cpu_skill`): rho, mae, rmse, n of (R, N) rows."""
+    """Skill per row (see :mod:`xedm.kernels.predict.cpu_skill`): rho, mae, rmse, n of (R, N)
+    rows."""
     return tuple(a.get() for a in skill_rows_device(o, p))
 
 

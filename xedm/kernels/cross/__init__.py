@@ -1,0 +1,1 @@
+"""Cross-map kernels: CCM (sorted tables, sampled-library skill) and xmap (all-pairs lookups)."""

@@ -1,0 +1,1 @@
+"""Exact k-nearest-neighbour kernels: CPU (numba) and GPU (CuPy), and the GPU inverted-file scan."""

@@ -1,0 +1,1 @@
+"""Simplex prediction and skill kernels: CPU (numba) and GPU (CuPy), and their shared constants."""

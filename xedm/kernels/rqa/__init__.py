@@ -1,0 +1,1 @@
+"""Recurrence quantification kernels: line-length histograms on the CPU and the GPU."""

@@ -1,0 +1,1 @@
+"""S-map kernels: the CPU normal-equation and QR solvers, the GPU QR solvers, their constants."""

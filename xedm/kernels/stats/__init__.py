@@ -1,0 +1,1 @@
+"""Kernels of the significance tests (surrogates)."""
