@@ -21,6 +21,15 @@ loaded, xedm uses numba's ``workqueue`` layer, which is fork-safe but not thread
 serialises its own parallel kernels with a lock (:func:`serialized`), so calls from several
 threads stay correct.  A ``NUMBA_THREADING_LAYER`` set by the user wins; with ``workqueue``
 the lock is used too.  The layer in use is ``numba.threading_layer()`` after the first call.
+
+**TBB and process exit.** numba starts its TBB pool with one empty task, meant to make the
+worker threads start early, and waits for it only when the interpreter unloads numba.  Where
+the process may use one CPU (``taskset``, a one-core batch job, or after ``import kedm``,
+which binds the main thread to one core through ``OMP_PROC_BIND=close``), TBB has no worker
+thread, so that task is still queued when the process forks; numba's before-fork handler shuts
+TBB down and the task is lost, and at exit the unload waits for it for ever (a process that
+used xedm and then a fork-based pool never exited).  So xedm launches numba's pool itself when
+it chooses TBB and waits for that start-up task at once (:func:`_launch_tbb`).
 """
 
 from __future__ import annotations
@@ -131,10 +140,11 @@ def _choose_threading_layer() -> None:
 
     user = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
     if user and user != "default":
-        if user in ("tbb", "safe", "threadsafe", "forksafe"):
-            _load_tbb()  # the user's choice may need TBB: make it loadable inside a venv too
         _state["layer"] = user
         _state["serialize"] = user == "workqueue"
+        if user in ("tbb", "safe", "threadsafe", "forksafe"):
+            _load_tbb()  # the user's choice may need TBB: make it loadable inside a venv too
+            _launch_tbb()
         return
     if getattr(parallel, "_is_initialized", False):
         # numba already launched its threads for someone else's code: the layer is fixed
@@ -145,10 +155,36 @@ def _choose_threading_layer() -> None:
     if _load_tbb():
         config.THREADING_LAYER = "tbb"
         _state["layer"] = "tbb"
+        _launch_tbb()
     else:
         config.THREADING_LAYER = "workqueue"
         _state["layer"] = "workqueue"
         _state["serialize"] = True
+
+
+def _launch_tbb() -> None:
+    """Launch numba's threads now and, if numba chose TBB, wait for the task that starts TBB's
+    workers, so that no task is left queued for a fork to lose (module docstring).
+
+    numba's TBB pool runs ``task_group::run`` with an empty task at launch and calls
+    ``task_group::wait`` only when the module is unloaded at exit; its ``synchronize`` entry
+    point is that same wait, exported for exactly this.  Only a launch made here is settled:
+    a pool someone else launched may already have forked, and waiting on it could block."""
+    from numba.np.ufunc import parallel
+
+    if getattr(parallel, "_is_initialized", False):
+        return
+    try:
+        parallel._launch_threads()
+    except Exception:  # no layer loads: numba says why at the first parallel kernel
+        return
+    if getattr(parallel, "_threading_layer", None) != "tbb":
+        return
+    from numba.np.ufunc import tbbpool
+
+    address = getattr(tbbpool, "synchronize", None)
+    if address:
+        ctypes.CFUNCTYPE(None)(address)()
 
 
 def threading_layer() -> str | None:
