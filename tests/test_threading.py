@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 
+import numba
+import numpy as np
 import pytest
 
 import xedm
@@ -53,6 +55,39 @@ def _run(env_extra: dict) -> dict:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _edm_results() -> dict:
+    ds = xedm.datasets.coupled_logistic(600)
+    ds["z"] = ds.x * ds.y
+    out = {
+        "ccm": xedm.ccm(ds, columns=["x", "y"], E=3, lib_sizes=[20, 100, 400], samples=20,
+                        seed=1),
+        "xmap": xedm.xmap(ds, E=2, columns=["x", "y", "z"]),
+        "simplex": xedm.simplex(ds.x, 3),
+        "smap": xedm.smap(ds.x, 3, theta=2.0),
+        "embed_dimension": xedm.embed_dimension(ds.y, E_max=6),
+    }
+    return {f"{name}.{v}": r[v].values for name, r in out.items() for v in r.data_vars}
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_results_do_not_depend_on_the_thread_count():
+    """Bit for bit the same with 1 and 2 threads: every sum over rows runs in an order fixed
+    by the data, not by the threads' share of the rows (ccm's partial sums were per thread and
+    differed at the last bit)."""
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for n in (1, 2):
+            numba.set_num_threads(n)
+            runs.append(_edm_results())
+    finally:
+        numba.set_num_threads(before)
+    one, two = runs
+    assert one.keys() == two.keys()
+    differ = [k for k in one if not np.array_equal(one[k], two[k], equal_nan=True)]
+    assert not differ, differ
 
 
 def _tbb_loads() -> bool:
