@@ -287,8 +287,8 @@ def _launch_tbb() -> None:
 
     numba's TBB pool runs ``task_group::run`` with an empty task at launch and calls
     ``task_group::wait`` only when the module is unloaded at exit; its ``synchronize`` entry
-    point is that same wait, exported for exactly this.  Only a launch made here is settled:
-    a pool someone else launched may already have forked, and waiting on it could block."""
+    point is that same wait.  Only a launch made here is settled: a pool someone else
+    launched may already have forked (its task lost), and waiting on it would block here."""
     from numba.np.ufunc import parallel
 
     if getattr(parallel, "_is_initialized", False):
