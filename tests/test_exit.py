@@ -1,28 +1,29 @@
 """A process that used xedm next to other native libraries and a process pool exits (issue 28).
 
-Each cell of the matrix is a fresh interpreter with xedm's default threading layer that loads
-and uses a peer library (kEDM, PyTorch, scikit-learn, faiss, pynndescent, pyEDM; or none; or
-none on a process bound to one CPU, which is what ``import kedm`` does to the main thread), runs
-an xedm kernel, then a pool of one kind (fork, forkserver or spawn ``multiprocessing.Pool``,
-dask's processes scheduler), and must exit with status 0 within seconds.  Before the fix the
-process with kEDM, or bound to one CPU, and a fork-based pool printed everything and never
-exited (numba's TBB unload waited for a start-up task the fork had lost; see
+Each cell of the matrix is a process with xedm's default threading layer that loads and uses a
+peer library (kEDM, PyTorch, scikit-learn, faiss, pynndescent, pyEDM; or none; or none on a
+process bound to one CPU, which is what ``import kedm`` does to the main thread), runs an xedm
+kernel, then a pool of one kind (fork, forkserver or spawn ``multiprocessing.Pool``, dask's
+processes scheduler), and must exit with status 0 within seconds.  Before the fix the process
+with kEDM, or bound to one CPU, and a fork-based pool printed everything and never exited
+(numba's TBB unload waited for a start-up task the fork had lost; see
 xedm/kernels/_numba.py).
 
-The cells run concurrently, a few at a time (most of a cell is interpreter start-up and
-imports).  ``python tests/test_exit.py [PEER ...]`` prints the matrix with each cell's seconds.
+Most of a cell's cost is importing numpy, xarray and xedm, so one driver process imports
+them (not numba, not the peers) and forks every cell from there, a few at a time; a cell
+then runs as a script would, to the interpreter's normal exit.
+``python tests/test_exit.py [PEER ...]`` prints the matrix with each cell's seconds.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -118,48 +119,86 @@ def available(peer: str, pool: str) -> str | None:
     return None
 
 
-def run_cell(peer: str, pool: str) -> dict:
-    """Run one cell; its status, seconds in all and seconds from its last line to its exit."""
+# Forks each cell from a process that has imported what every cell imports first; a cell's
+# output goes to a file, and its exit is seen by waitpid (polled), so the time from its last
+# line to its exit is measured.  One JSON line per cell.
+DRIVER = textwrap.dedent(
+    """
+    import json, os, signal, sys, tempfile, time
+    import numpy, xarray, xedm
+    code, cells = compile(sys.argv[1], "<cell>", "exec"), json.loads(sys.argv[2])
+    parallel, timeout = int(sys.argv[3]), float(sys.argv[4])
+    running = {}
+    while cells or running:
+        while cells and len(running) < parallel:
+            cell = cells.pop(0)
+            out = tempfile.TemporaryFile("w+")
+            start = time.time()
+            pid = os.fork()
+            if pid == 0:  # the cell, as a script: to the interpreter's exit
+                os.setsid()  # its pool's processes are killed with it on a hang
+                os.dup2(out.fileno(), 1)
+                os.dup2(out.fileno(), 2)
+                sys.argv = ["-c", *cell]
+                exec(code, {"__name__": "__main__"})
+                sys.exit(0)
+            running[pid] = (cell, start, out)
+        time.sleep(0.005)
+        for pid, (cell, start, out) in list(running.items()):
+            hung = time.time() - start > timeout
+            if hung:
+                os.killpg(pid, signal.SIGKILL)
+            done, status = os.waitpid(pid, 0 if hung else os.WNOHANG)
+            if done == 0:
+                continue
+            end = time.time()
+            del running[pid]
+            out.seek(0)
+            text = out.read()
+            last = [ln for ln in text.splitlines() if ln.startswith("done ")]
+            print(json.dumps({
+                "cell": cell, "rc": os.waitstatus_to_exitcode(status), "hung": hung,
+                "done": bool(last), "total_s": end - start,
+                "exit_s": end - float(last[-1].split()[1]) if last else None,
+                "output": text[-3000:]}), flush=True)
+    """
+)
+
+
+def run_cells(cells: list[tuple[str, str]]) -> dict:
+    """Run the cells (PARALLEL at a time): per cell its exit status, whether it hung, seconds
+    in all and seconds from its last line to its exit."""
+    if not cells:
+        return {}
     env = dict(os.environ)
     env.pop("NUMBA_THREADING_LAYER", None)  # xedm's default layer
-    start = time.time()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CELL, peer, pool],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its pool's processes too are killed on a hang
+    rounds = -(-len(cells) // PARALLEL)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, CELL, json.dumps(cells), str(PARALLEL), str(TIMEOUT_S)],
+        env=env, capture_output=True, text=True, timeout=rounds * TIMEOUT_S + 60,
     )
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-        hung = False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        hung = True
-    end = time.time()
-    done = [line for line in out.splitlines() if line.startswith("done ")]
-    return {
-        "rc": proc.returncode,
-        "hung": hung,
-        "done": bool(done),
-        "total_s": end - start,
-        "exit_s": end - float(done[-1].split()[1]) if done else None,
-        "stderr": err[-3000:],
-    }
+    results = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            results[tuple(r.pop("cell"))] = r
+    assert proc.returncode == 0 and len(results) == len(cells), proc.stderr[-3000:]
+    return results
 
 
 CELLS = [(peer, pool) for peer in PEERS for pool in POOLS]
 
 
 @pytest.fixture(scope="module")
-def matrix():
-    """Every runnable cell, started concurrently, PARALLEL at a time."""
-    ex = ThreadPoolExecutor(PARALLEL)
-    futures = {c: ex.submit(run_cell, *c) for c in CELLS if available(*c) is None}
-    yield futures
-    ex.shutdown(wait=True)
+def matrix(request):
+    """The runnable cells of the tests selected, run once for the module (which runs in one
+    xdist worker: conftest.ONE_WORKER)."""
+    chosen = [
+        (item.callspec.params["peer"], item.callspec.params["pool"])
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_process_exits"
+    ]
+    return run_cells([c for c in chosen if available(*c) is None])
 
 
 @pytest.mark.parametrize(("peer", "pool"), CELLS, ids=[f"{a}-{b}" for a, b in CELLS])
@@ -167,12 +206,12 @@ def test_process_exits(matrix, peer, pool):
     why = available(peer, pool)
     if why:
         pytest.skip(why)
-    r = matrix[(peer, pool)].result()
+    r = matrix[(peer, pool)]
     assert not r["hung"], (
         f"{peer} + {pool} pool: {'printed its last line, then ' if r['done'] else ''}"
-        f"no exit within {TIMEOUT_S} s\n{r['stderr']}"
+        f"no exit within {TIMEOUT_S} s\n{r['output']}"
     )
-    assert r["rc"] == 0, r["stderr"]
+    assert r["rc"] == 0, r["output"]
     assert r["exit_s"] is not None and r["exit_s"] < EXIT_S, r
 
 
@@ -180,8 +219,7 @@ def main(peers: list[str]) -> None:
     """Print the matrix (the rows of ``peers``, or all): seconds to exit per cell, or HANG."""
     cells = [c for c in CELLS if available(*c) is None and (not peers or c[0] in peers)]
     start = time.time()
-    with ThreadPoolExecutor(PARALLEL) as ex:
-        results = dict(zip(cells, ex.map(lambda c: run_cell(*c), cells), strict=True))
+    results = run_cells(cells)
     print(f"{'peer':<12}" + "".join(f"{p:>16}" for p in POOLS))
     for peer in peers or PEERS:
         row = []
@@ -200,7 +238,7 @@ def main(peers: list[str]) -> None:
           "(each cell: total seconds / seconds from its last line to its exit)")
     for c, r in results.items():
         if r["rc"] != 0 and not r["hung"]:
-            print(c, r["stderr"], file=sys.stderr)
+            print(c, r["output"], file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -352,7 +352,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
     P = pred_t.shape[0]
     W = bits.shape[1]
     table = debruijn_table()
-    D = 0  # prediction memo over the first D entries of a row: 2^D x nT values per thread
+    D = 0  # prediction memo over the first D entries of a row: 2^D x nT values per chunk
     while D < MEMO_D and (2 << D) * nT <= MEMO_VALUES:
         D += 1
     full = np.zeros(W, np.uint64)
