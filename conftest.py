@@ -7,8 +7,8 @@ collect_ignore_glob = [] if importlib.util.find_spec("cupy") else ["xedm/kernels
 
 # Test modules whose tests all run in one xdist worker: pynndescent compiles its numba functions
 # in every process that builds an index (25 s with a warm numba cache, 80 s cold on a 2-core
-# VM), so one worker pays for it, not each.
-ONE_WORKER = ("tests/test_neighbors.py",)
+# VM), so one worker pays for it, not each; tests/test_exit.py runs its subprocess matrix once.
+ONE_WORKER = ("tests/test_neighbors.py", "tests/test_exit.py")
 
 
 @pytest.hookimpl(optionalhook=True)

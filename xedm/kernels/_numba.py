@@ -13,6 +13,14 @@ per-user directory: ``$XEDM_CACHE_DIR``, else ``$XDG_CACHE_HOME/xedm/numba`` (Li
 ``NUMBA_CACHE_DIR`` set by the user wins (numba's own rule).  Only functions defined in
 xedm's own files are affected.
 
+numba loads cached kernels by unpickling the index files, so whoever can write into the cache
+directory can make any process that uses xedm run their code.  On POSIX the directory xedm
+creates is private (mode 0o700, its missing parents too), and a cache directory (the default's
+``xedm`` parent included, and a user's ``NUMBA_CACHE_DIR``) that is not owned by the user or
+that the group or others may write into is not used: a warning names it, why, and the fix,
+and the kernels go to the next safe place (``$XEDM_CACHE_DIR``, then the default directory,
+then a private temporary directory removed at exit, where they compile in every process).
+
 **Threading layer.** numba's default on Linux is GNU OpenMP, which is not fork-safe: after a
 parallel kernel has run, a fork-based ``multiprocessing.Pool`` (Linux's default start method)
 hangs.  xedm asks for Intel TBB, which is both fork-safe and thread-safe (``tbb`` is a
@@ -21,15 +29,29 @@ loaded, xedm uses numba's ``workqueue`` layer, which is fork-safe but not thread
 serialises its own parallel kernels with a lock (:func:`serialized`), so calls from several
 threads stay correct.  A ``NUMBA_THREADING_LAYER`` set by the user wins; with ``workqueue``
 the lock is used too.  The layer in use is ``numba.threading_layer()`` after the first call.
+
+**TBB and process exit.** numba starts its TBB pool with one empty task, meant to make the
+worker threads start early, and waits for it only when the interpreter unloads numba.  Where
+the process may use one CPU (``taskset``, a one-core batch job, or after ``import kedm``,
+which binds the main thread to one core through ``OMP_PROC_BIND=close``), TBB has no worker
+thread, so that task is still queued when the process forks; numba's before-fork handler shuts
+TBB down and the task is lost, and at exit the unload waits for it for ever (a process that
+used xedm and then a fork-based pool never exited).  So xedm launches numba's pool itself when
+it chooses TBB and waits for that start-up task at once (:func:`_launch_tbb`).
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import os
+import shutil
+import stat
 import sys
+import tempfile
 import threading
+import warnings
 
 import numba
 from numba.core import config
@@ -37,13 +59,11 @@ from numba.core import config
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LOCK = threading.RLock()
 _state: dict[str, object] = {"layer": None, "serialize": False}
+_CACHE_DIRS: dict[tuple, str] = {}  # cache_dir()'s choice per setting of the environment
+_NUMBA_DIRS: dict[str, bool] = {}  # the user's NUMBA_CACHE_DIR: whether it is safe
 
 
-def cache_dir() -> str:
-    """The directory where xedm's compiled numba kernels are cached."""
-    env = os.environ.get("XEDM_CACHE_DIR")
-    if env:
-        return os.path.abspath(os.path.expanduser(env))
+def _default_cache_dir() -> str:
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
         return os.path.join(base, "xedm", "numba")
@@ -51,6 +71,114 @@ def cache_dir() -> str:
         return os.path.expanduser("~/Library/Caches/xedm/numba")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
     return os.path.join(base, "xedm", "numba")
+
+
+def unsafe_reason(path: str) -> str | None:
+    """Why others could write into the directory ``path`` (owned by another user, writable by
+    the group or everyone, or not a directory), or None.  Windows: None (no POSIX modes)."""
+    if not hasattr(os, "getuid"):
+        return None
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if st.st_uid != os.getuid():
+        return f"it is owned by uid {st.st_uid}, not by you (uid {os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"the group or others may write into it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _make_private(path: str, checked: list[str]) -> str | None:
+    """Create ``path`` and its missing parents with mode 0o700; why ``path`` or one of
+    ``checked`` may not hold xedm's kernels, or None."""
+    missing = []
+    p = path
+    while not os.path.lexists(p) and os.path.dirname(p) != p:
+        missing.append(p)
+        p = os.path.dirname(p)
+
+    def refused() -> str | None:
+        for p in checked:
+            why = unsafe_reason(p) if os.path.lexists(p) else None
+            if why:
+                return why if p == path else f"{p}: {why}"
+        return None
+
+    try:
+        why = refused()  # nothing is created inside a directory refused
+        if why:
+            return why
+        for p in reversed(missing):
+            try:
+                os.mkdir(p, 0o700)
+            except FileExistsError:  # another process made it meanwhile: checked next
+                pass
+        return refused()
+    except OSError as err:
+        return str(err)
+
+
+TEMP_PREFIX = "xedm-numba-"
+
+
+def _private_temp_dir() -> str:
+    path = tempfile.mkdtemp(prefix=TEMP_PREFIX)  # mode 0o700, new, ours
+    pid = os.getpid()
+    atexit.register(lambda: os.getpid() == pid and shutil.rmtree(path, ignore_errors=True))
+    return path
+
+
+def _warn_unsafe(path: str, why: str, instead: str) -> None:
+    if os.path.basename(instead).startswith(TEMP_PREFIX):
+        instead += " (new, and removed at exit: the kernels compile again in every process)"
+    warnings.warn(
+        f"xedm does not cache its compiled kernels in {path} ({why}): whoever can write there "
+        f"can make this process run their code. It uses {instead} instead. Fix: give xedm a "
+        f"directory only you can write to (`chmod 700` one you own, after emptying it) or set "
+        f"XEDM_CACHE_DIR to one.",
+        UserWarning,
+        stacklevel=2,
+    )
+
+
+def cache_dir() -> str:
+    """The directory where xedm's compiled numba kernels are cached: ``$XEDM_CACHE_DIR``, else
+    the per-user default, whichever is first private to the user (created with mode 0o700),
+    else a private temporary directory; a warning names a directory passed over and why.
+    Resolved once per setting of the environment."""
+    env = os.environ.get("XEDM_CACHE_DIR")
+    default = _default_cache_dir()
+    key = (env, default)
+    if key not in _CACHE_DIRS:
+        candidates = []
+        if env:
+            path = os.path.abspath(os.path.expanduser(env))
+            candidates.append((path, [path]))
+        candidates.append((default, [os.path.dirname(default), default]))
+        skipped = []
+        for path, checked in candidates:
+            why = _make_private(path, checked)
+            if why is None:
+                break
+            skipped.append((path, why))
+        else:
+            path = _private_temp_dir()
+        for bad, why in skipped:
+            if bad != path:
+                _warn_unsafe(bad, why, path)
+        _CACHE_DIRS[key] = path
+    return _CACHE_DIRS[key]
+
+
+def _user_numba_cache_dir_safe() -> bool:
+    """Whether the user's NUMBA_CACHE_DIR may hold xedm's kernels (else xedm's own is used)."""
+    path = config.CACHE_DIR
+    if path not in _NUMBA_DIRS:
+        why = unsafe_reason(path) if os.path.isdir(path) else None
+        _NUMBA_DIRS[path] = why is None
+        if why:
+            _warn_unsafe(path, why, cache_dir())
+    return _NUMBA_DIRS[path]
 
 
 def _install_cache_locator() -> None:
@@ -78,8 +206,8 @@ def _install_cache_locator() -> None:
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if config.CACHE_DIR:  # the user's NUMBA_CACHE_DIR: numba's own locator takes it
-                return None
+            if config.CACHE_DIR and _user_numba_cache_dir_safe():
+                return None  # the user's NUMBA_CACHE_DIR: numba's own locator takes it
             path = os.path.abspath(py_file)
             if os.path.commonpath([path, _PACKAGE_DIR]) != _PACKAGE_DIR:
                 return None
@@ -131,10 +259,11 @@ def _choose_threading_layer() -> None:
 
     user = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
     if user and user != "default":
-        if user in ("tbb", "safe", "threadsafe", "forksafe"):
-            _load_tbb()  # the user's choice may need TBB: make it loadable inside a venv too
         _state["layer"] = user
         _state["serialize"] = user == "workqueue"
+        if user in ("tbb", "safe", "threadsafe", "forksafe"):
+            _load_tbb()  # the user's choice may need TBB: make it loadable inside a venv too
+            _launch_tbb()
         return
     if getattr(parallel, "_is_initialized", False):
         # numba already launched its threads for someone else's code: the layer is fixed
@@ -145,10 +274,36 @@ def _choose_threading_layer() -> None:
     if _load_tbb():
         config.THREADING_LAYER = "tbb"
         _state["layer"] = "tbb"
+        _launch_tbb()
     else:
         config.THREADING_LAYER = "workqueue"
         _state["layer"] = "workqueue"
         _state["serialize"] = True
+
+
+def _launch_tbb() -> None:
+    """Launch numba's threads now and, if numba chose TBB, wait for the task that starts TBB's
+    workers, so that no task is left queued for a fork to lose (module docstring).
+
+    numba's TBB pool runs ``task_group::run`` with an empty task at launch and calls
+    ``task_group::wait`` only when the module is unloaded at exit; its ``synchronize`` entry
+    point is that same wait.  Only a launch made here is settled: a pool someone else
+    launched may already have forked (its task lost), and waiting on it would block here."""
+    from numba.np.ufunc import parallel
+
+    if getattr(parallel, "_is_initialized", False):
+        return
+    try:
+        parallel._launch_threads()
+    except Exception:  # no layer loads: numba says why at the first parallel kernel
+        return
+    if getattr(parallel, "_threading_layer", None) != "tbb":
+        return
+    from numba.np.ufunc import tbbpool
+
+    address = getattr(tbbpool, "synchronize", None)
+    if address:
+        ctypes.CFUNCTYPE(None)(address)()
 
 
 def threading_layer() -> str | None:

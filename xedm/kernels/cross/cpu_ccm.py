@@ -297,6 +297,8 @@ MEMO_D = 10  # ccm_skill shares predictions among subsets with the same first-k 
 MEMO_VALUES = 4096  # ... among the first MEMO_D (fewer with many targets) table entries
 CACHE_F = 8  # weight cache of ccm_skill: first-member entries x entries
 CACHE_J = 256
+CHUNK_ROWS = 64  # ccm_skill's prediction rows per partial sum, at least ...
+CHUNKS_MAX = 256  # ... and its partial sums, at most (more rows per chunk beyond that)
 
 
 @njit(parallel=True, cache=True)
@@ -328,25 +330,29 @@ def ccm_skill(idx, dist, members, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pre
     are members; when the table is too shallow for that (``complete`` False and fewer than k
     members found) that subset falls back to a direct search.  Rows outermost: one pass over
     a row's table serves all subsets at once, 64 per machine word of the bit-packed
-    membership.  Pearson sums are accumulated per (subset, target) and thread, on the targets
-    scaled and shifted by their mean once up front (:func:`_scaled_target`), so that rho does
-    not depend on the data's unit.
+    membership.  Pearson sums are accumulated per (subset, target) and chunk of rows, on the
+    targets scaled and shifted by their mean once up front (:func:`_scaled_target`), so that
+    rho does not depend on the data's unit.  The chunks' rows depend on the number of rows
+    only, and their partial sums are added in chunk order, so the result does not depend on
+    the number of threads (bit for bit); as many chunks as threads are in flight at a time.
     """
-    nchunk = max(1, min(numba.get_num_threads(), idx.shape[0]))  # one partial sum per thread
+    P = idx.shape[0]
+    rows = max(CHUNK_ROWS, -(-P // CHUNKS_MAX))
+    nchunk = max(1, -(-P // rows))
+    inflight = max(1, min(nchunk, numba.get_num_threads()))
     return _ccm_skill(idx, dist, members, pack_members(members), Y, obs_ok, k, Tp, Xpad, pad,
-                      E, tau, excl, pred_t, complete, nchunk)
+                      E, tau, excl, pred_t, complete, rows, nchunk, inflight)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
-               complete, nchunk):
+               complete, rows, nchunk, inflight):
     nS, T = members.shape
     nT = Y.shape[0]
     P = pred_t.shape[0]
-    depth = idx.shape[1]
     W = bits.shape[1]
     table = debruijn_table()
-    D = 0  # prediction memo over the first D entries of a row: 2^D x nT values per thread
+    D = 0  # prediction memo over the first D entries of a row: 2^D x nT values per chunk
     while D < MEMO_D and (2 << D) * nT <= MEMO_VALUES:
         D += 1
     full = np.zeros(W, np.uint64)
@@ -360,7 +366,7 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
         _scaled_target(Y[t], obs_t, obs_ok[t], Ys[t])
     # n, sum y, sum y^2 over the rows observed are the same for every subset: once per target
     # (``miss`` takes back the rare rows a subset cannot predict); per subset only
-    # sum x, sum x^2, sum xy, per thread
+    # sum x, sum x^2, sum xy, per chunk of rows
     base = np.zeros((nT, 3))
     for pi in range(P):
         if idx[pi, 0] < 0:
@@ -371,133 +377,153 @@ def _ccm_skill(idx, dist, members, bits, Y, obs_ok, k, Tp, Xpad, pad, E, tau, ex
                 base[t, 0] += 1.0
                 base[t, 1] += yv
                 base[t, 2] += yv * yv
-    sums = np.zeros((nchunk, nS, nT, 3))
-    miss = np.zeros((nchunk, nS, nT, 3))
-    for ch in prange(nchunk):
-        need = np.empty(W, np.uint64)
-        cnt = np.zeros(nS, np.int64)
-        nbj = np.empty((nS, k), np.int64)  # table entries (columns of row pi) per subset
-        nb = np.empty(k, np.int64)
-        nd = np.empty(k)
-        w = np.empty(k)
-        # exp(-d_j / d_f) depends on the row's entries f (first member) and j only: shared
-        # by every subset whose first member is entry f; cached per row for small f, j
-        cache = np.empty((CACHE_F, CACHE_J))
-        stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
-        xmemo = np.empty((1 << D, nT))
-        mstamp = np.full(1 << D, -1, np.int64)
-        yrow = np.empty(nT)  # this row's observed targets, scaled, and which exist
-        okrow = np.empty(nT, np.bool_)
-        xrow = np.zeros(nT)  # one subset's predictions of this row, scaled
-        for pi in range(ch * P // nchunk, (ch + 1) * P // nchunk):
-            if idx[pi, 0] < 0:
-                continue
-            for t in range(nT):
-                okrow[t] = obs_ok[t, pi]
-                yrow[t] = Ys[t, pred_t[pi] + Tp] if okrow[t] else 0.0
-            for v in range(W):
-                need[v] = full[v]
+    # partial sums of the chunks in flight, then their totals, added in chunk order
+    sums = np.empty((inflight, nS, nT, 3))
+    miss = np.empty((inflight, nS, nT, 3))
+    sums_all = np.zeros((nS, nT, 3))
+    miss_all = np.zeros((nS, nT, 3))
+    for c0 in range(0, nchunk, inflight):
+        c1 = min(nchunk, c0 + inflight)
+        for slot in prange(c1 - c0):
+            _ccm_rows(idx, dist, members, bits, Ys, obs_ok, k, Tp, Xpad, pad, E, tau, excl,
+                      pred_t, complete, table, full, D, (c0 + slot) * rows,
+                      min(P, (c0 + slot + 1) * rows), sums[slot], miss[slot])
+        for slot in range(c1 - c0):
             for s in range(nS):
-                cnt[s] = 0
-            left = nS
-            for j in range(depth):
-                q = idx[pi, j]
-                if q < 0:
-                    break
-                for v in range(W):
-                    x = bits[q, v] & need[v]
-                    while x:
-                        b = lowest_bit(x, table)
-                        x &= x - np.uint64(1)
-                        s = v * 64 + b
-                        c = cnt[s]
-                        nbj[s, c] = j
-                        cnt[s] = c + 1
-                        done = c + 1 == k  # branch-free: which subsets finish is random
-                        need[v] &= ~(np.uint64(done) << np.uint64(b))
-                        left -= done
-                if left == 0:
-                    break
-            for s in range(nS):
-                m = cnt[s]
-                direct = m < k and not complete
-                if direct:
-                    m = _direct_search(members[s], pred_t[pi], k, excl, Xpad, pad, E, tau,
-                                       nb, nd)
-                if m == 0:  # no library point for this row in this subset
-                    for t in range(nT):
-                        if okrow[t]:
-                            yv = yrow[t]
-                            miss[ch, s, t, 0] += 1.0
-                            miss[ch, s, t, 1] += yv
-                            miss[ch, s, t, 2] += yv * yv
-                    continue
-                # subsets whose k neighbours are all among the row's first D entries share
-                # their predictions by that entry set (a bit mask): computed once per row
-                key = -1
-                if not direct and m == k and nbj[s, k - 1] < D:
-                    key = 0
-                    for jj in range(k):
-                        key |= 1 << nbj[s, jj]
-                if key >= 0 and mstamp[key] == pi:
-                    for t in range(nT):
-                        xrow[t] = xmemo[key, t]
-                else:
-                    if direct:
-                        dmin = max(nd[0], D_MIN)
-                        for jj in range(m):
-                            w[jj] = np.exp(-nd[jj] / dmin)
-                    else:
-                        f = nbj[s, 0]
-                        d0 = dist[pi, f]
-                        dmin = max(d0, D_MIN)
-                        nb[0] = idx[pi, f]
-                        w[0] = W_NEAREST if d0 >= D_MIN else np.exp(-d0 / dmin)
-                        for jj in range(1, m):
-                            j = nbj[s, jj]
-                            nb[jj] = idx[pi, j]
-                            if f < CACHE_F and j < CACHE_J:
-                                if stamp[f, j] != pi:
-                                    cache[f, j] = np.exp(-dist[pi, j] / dmin)
-                                    stamp[f, j] = pi
-                                w[jj] = cache[f, j]
-                            else:
-                                w[jj] = np.exp(-dist[pi, j] / dmin)
-                    wsum = 0.0
-                    for jj in range(m):
-                        wsum += w[jj]
-                    for t in range(nT):
-                        if okrow[t]:
-                            acc = 0.0
-                            for jj in range(m):
-                                acc += w[jj] * Ys[t, nb[jj] + Tp]
-                            xrow[t] = acc / wsum
-                    if key >= 0:
-                        for t in range(nT):
-                            xmemo[key, t] = xrow[t]
-                        mstamp[key] = pi
                 for t in range(nT):
-                    if okrow[t]:
-                        xv = xrow[t]
-                        sums[ch, s, t, 0] += xv
-                        sums[ch, s, t, 1] += xv * xv
-                        sums[ch, s, t, 2] += xv * yrow[t]
+                    for c in range(3):
+                        sums_all[s, t, c] += sums[slot, s, t, c]
+                        miss_all[s, t, c] += miss[slot, s, t, c]
     rho = np.full((nS, nT), np.nan)
     tot = np.empty(6)
     for s in range(nS):
         for t in range(nT):
-            tot[0] = base[t, 0]
-            tot[2] = base[t, 1]
-            tot[4] = base[t, 2]
-            tot[1] = 0.0
-            tot[3] = 0.0
-            tot[5] = 0.0
-            for ch in range(nchunk):
-                tot[0] -= miss[ch, s, t, 0]
-                tot[2] -= miss[ch, s, t, 1]
-                tot[4] -= miss[ch, s, t, 2]
-                tot[1] += sums[ch, s, t, 0]
-                tot[3] += sums[ch, s, t, 1]
-                tot[5] += sums[ch, s, t, 2]
+            tot[0] = base[t, 0] - miss_all[s, t, 0]
+            tot[2] = base[t, 1] - miss_all[s, t, 1]
+            tot[4] = base[t, 2] - miss_all[s, t, 2]
+            tot[1] = sums_all[s, t, 0]
+            tot[3] = sums_all[s, t, 1]
+            tot[5] = sums_all[s, t, 2]
             rho[s, t] = _pearson(tot)
     return rho
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _ccm_rows(idx, dist, members, bits, Ys, obs_ok, k, Tp, Xpad, pad, E, tau, excl, pred_t,
+              complete, table, full, D, p0, p1, sums, miss):
+    """The sums x, x^2, xy (``sums``, (nS, nT, 3)) and the observed rows no library point
+    predicts (``miss``: n, y, y^2) over prediction rows p0:p1 of :func:`_ccm_skill`."""
+    nS = members.shape[0]
+    nT = Ys.shape[0]
+    depth = idx.shape[1]
+    W = bits.shape[1]
+    sums[:] = 0.0
+    miss[:] = 0.0
+    need = np.empty(W, np.uint64)
+    cnt = np.zeros(nS, np.int64)
+    nbj = np.empty((nS, k), np.int64)  # table entries (columns of row pi) per subset
+    nb = np.empty(k, np.int64)
+    nd = np.empty(k)
+    w = np.empty(k)
+    # exp(-d_j / d_f) depends on the row's entries f (first member) and j only: shared
+    # by every subset whose first member is entry f; cached per row for small f, j
+    cache = np.empty((CACHE_F, CACHE_J))
+    stamp = np.full((CACHE_F, CACHE_J), -1, np.int64)
+    xmemo = np.empty((1 << D, nT))
+    mstamp = np.full(1 << D, -1, np.int64)
+    yrow = np.empty(nT)  # this row's observed targets, scaled, and which exist
+    okrow = np.empty(nT, np.bool_)
+    xrow = np.zeros(nT)  # one subset's predictions of this row, scaled
+    for pi in range(p0, p1):
+        if idx[pi, 0] < 0:
+            continue
+        for t in range(nT):
+            okrow[t] = obs_ok[t, pi]
+            yrow[t] = Ys[t, pred_t[pi] + Tp] if okrow[t] else 0.0
+        for v in range(W):
+            need[v] = full[v]
+        for s in range(nS):
+            cnt[s] = 0
+        left = nS
+        for j in range(depth):
+            q = idx[pi, j]
+            if q < 0:
+                break
+            for v in range(W):
+                x = bits[q, v] & need[v]
+                while x:
+                    b = lowest_bit(x, table)
+                    x &= x - np.uint64(1)
+                    s = v * 64 + b
+                    c = cnt[s]
+                    nbj[s, c] = j
+                    cnt[s] = c + 1
+                    done = c + 1 == k  # branch-free: which subsets finish is random
+                    need[v] &= ~(np.uint64(done) << np.uint64(b))
+                    left -= done
+            if left == 0:
+                break
+        for s in range(nS):
+            m = cnt[s]
+            direct = m < k and not complete
+            if direct:
+                m = _direct_search(members[s], pred_t[pi], k, excl, Xpad, pad, E, tau,
+                                   nb, nd)
+            if m == 0:  # no library point for this row in this subset
+                for t in range(nT):
+                    if okrow[t]:
+                        yv = yrow[t]
+                        miss[s, t, 0] += 1.0
+                        miss[s, t, 1] += yv
+                        miss[s, t, 2] += yv * yv
+                continue
+            # subsets whose k neighbours are all among the row's first D entries share
+            # their predictions by that entry set (a bit mask): computed once per row
+            key = -1
+            if not direct and m == k and nbj[s, k - 1] < D:
+                key = 0
+                for jj in range(k):
+                    key |= 1 << nbj[s, jj]
+            if key >= 0 and mstamp[key] == pi:
+                for t in range(nT):
+                    xrow[t] = xmemo[key, t]
+            else:
+                if direct:
+                    dmin = max(nd[0], D_MIN)
+                    for jj in range(m):
+                        w[jj] = np.exp(-nd[jj] / dmin)
+                else:
+                    f = nbj[s, 0]
+                    d0 = dist[pi, f]
+                    dmin = max(d0, D_MIN)
+                    nb[0] = idx[pi, f]
+                    w[0] = W_NEAREST if d0 >= D_MIN else np.exp(-d0 / dmin)
+                    for jj in range(1, m):
+                        j = nbj[s, jj]
+                        nb[jj] = idx[pi, j]
+                        if f < CACHE_F and j < CACHE_J:
+                            if stamp[f, j] != pi:
+                                cache[f, j] = np.exp(-dist[pi, j] / dmin)
+                                stamp[f, j] = pi
+                            w[jj] = cache[f, j]
+                        else:
+                            w[jj] = np.exp(-dist[pi, j] / dmin)
+                wsum = 0.0
+                for jj in range(m):
+                    wsum += w[jj]
+                for t in range(nT):
+                    if okrow[t]:
+                        acc = 0.0
+                        for jj in range(m):
+                            acc += w[jj] * Ys[t, nb[jj] + Tp]
+                        xrow[t] = acc / wsum
+                if key >= 0:
+                    for t in range(nT):
+                        xmemo[key, t] = xrow[t]
+                    mstamp[key] = pi
+            for t in range(nT):
+                if okrow[t]:
+                    xv = xrow[t]
+                    sums[s, t, 0] += xv
+                    sums[s, t, 1] += xv * xv
+                    sums[s, t, 2] += xv * yrow[t]
