@@ -31,7 +31,7 @@ from .cross import (
     _check_block,
     _check_exclusion,
     _check_library,
-    _check_sample_memory,
+    _check_sample_cost,
     _check_significance,
     _check_surrogate_memory,
     _check_Tp_list,
@@ -173,7 +173,10 @@ def ccm(
                    "everywhere, which has no correlation")
             raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
                              f"got {sizes.min()}")
-    _check_sample_memory(n * len(Tps), T, len(sizes), samples)
+    keep_samples = v.check_bool("keep_samples", keep_samples)
+    keep_null = v.check_bool("keep_null", keep_null)
+    _check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
+                       len(Tps), n_boot)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
