@@ -182,6 +182,11 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
         raise ValueError(f"twin surrogates keep the recurrence matrix of the series in memory; "
                          f"{P} states exceed the limit of {TWIN_MAX_STATES}: use a shorter "
                          "series or method='ebisuzaki'")
+    from ..recurrence.recurrence import eps_in_unit, unit_scale
+
+    # distances on x times a power of 2 (exact), as rqa: the twins do not depend on the unit
+    xs, _, ex = unit_scale(np.asarray(x, np.float64)[None, None])
+    x = xs[0, 0]
     V = np.stack([x[(E - 1 - e) * tau:(E - 1 - e) * tau + P] for e in range(E)], axis=1)
     if eps is None:
         from ..recurrence.recurrence import RecurrenceProblem
@@ -189,6 +194,8 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
 
         prob = RecurrenceProblem.single(x, E=E, tau=tau)
         eps = float(eps_for_recurrence_rate(prob, [recurrence_rate], norm=norm)[0][0, 0, 0])
+    else:
+        eps = float(eps_in_unit([eps], ex[0])[0])
     keys: dict[bytes, int] = {}
     cls = np.empty(P, np.int64)
     step = max(1, 2**22 // max(P, 1))
@@ -203,7 +210,7 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
         bits = np.packbits(d < eps, axis=1)
         for i, row in enumerate(bits):
             cls[r0 + i] = keys.setdefault(row.tobytes(), len(keys))
-    return cls, eps
+    return cls, float(np.ldexp(eps, int(ex[0, 0])))  # in the data's unit
 
 
 def _twin(x, n, rng, E, tau, norm, eps=None, recurrence_rate=None):
