@@ -21,6 +21,7 @@ from ..neighbors.base import (
 from .checks import (
     Data,
     add_best,
+    block_check,
     check_exclusion,
     check_horizon,
     check_sweep,
@@ -48,7 +49,8 @@ _SWEEP_NOTES = """Notes
     counting the series without any finite rho; ``best_{d}`` is NaN for those series (the
     variable is then float) and otherwise the value with the highest rho (ties to the first).
     With dask-backed data the result stays lazy, ``best_{d}`` is a lazy float variable (no
-    attr), and these checks are not made.  Input types are handled as in :func:`simplex`.
+    attr), and each chunk is checked when it is computed: a chunk without any finite rho
+    warns (UserWarning), saying why.  Input types are handled as in :func:`simplex`.
 """
 
 
@@ -137,7 +139,8 @@ def embed_dimension(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("E", len(E_list)), lazy)
+    results = _apply(X, y, dim, block_check("embed_dimension", core) if lazy else core,
+                     _skill_over("E", len(E_list)), lazy)
     attrs.pop("E")
     attrs.update(E_max=int(E_list[-1]), knn=-1 if knn is None else knn, backend=backend,
                  **neighbor_attrs(method, lazy))
@@ -233,7 +236,8 @@ def predict_interval(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("Tp", len(Tp_list)), lazy)
+    results = _apply(X, y, dim, block_check("predict_interval", core) if lazy else core,
+                     _skill_over("Tp", len(Tp_list)), lazy)
     attrs.pop("Tp")
     attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
                  **neighbor_attrs(method, lazy))
@@ -317,7 +321,8 @@ def predict_nonlinear(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("theta", len(thetas)), lazy)
+    results = _apply(X, y, dim, block_check("predict_nonlinear", core) if lazy else core,
+                     _skill_over("theta", len(thetas)), lazy)
     attrs.update(knn=-1 if knn is None else knn, solver=solver, alpha=alpha, backend=backend,
                  **neighbor_attrs(method, lazy))
     ds = _finish(results, dim, index, None, attrs, {"theta": thetas})

@@ -500,6 +500,7 @@ def xmap(
         rho, Es = xmap_blocks(X.data, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tps,
                               knn=knn, excl=excl, backend=backend, method=search.method,
                               recall=search.recall, labels=labels)
+        rho = rho.map_blocks(_pair_block_check(labels, params), dtype=rho.dtype)
         res = [xr.DataArray(rho, dims=pairs), xr.DataArray(Es, dims=["target"])]
     else:
         res = _apply(X, tdim, one, out_dims, sizes, dtypes, check)
@@ -535,3 +536,31 @@ def xmap(
                                   + (", separately at each Tp" if lagged else ""))
     ds.attrs["xedm_function"] = "xmap"
     return ds
+
+
+def _pair_block_check(labels, params: str):
+    """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
+    block without one finite rho warns at compute time, naming its pairs (the in-memory
+    call raises; a lazy one must not lose the other blocks)."""
+    import warnings
+
+    from .cross import _stacklevel
+
+    def show(part):
+        part = [x.item() if isinstance(x, np.generic) else x for x in part]
+        return str(part) if len(part) <= 4 else f"[{part[0]!r}, ..., {part[-1]!r}]"
+
+    def check(block, block_info=None):
+        if block.size and not np.isfinite(block).any():
+            where = ""
+            if block_info and 0 in block_info:
+                (a0, a1), (b0, b1) = block_info[0]["array-location"][:2]
+                where = (f" (library {show(labels[a0:a1])} x target {show(labels[b0:b1])}, one "
+                         "dask block of the result)")
+            warnings.warn(
+                f"xmap{where}: no (library, target) pair has a finite rho for {params}: the "
+                "series are all NaN, or too short, too gappy (NaN) or constant for these "
+                "parameters", UserWarning, stacklevel=_stacklevel())
+        return block
+
+    return check
