@@ -248,21 +248,32 @@ def _rho_why(n_max: int) -> str:
             "neighbour is at distance 0 and predicts the same value)")
 
 
-def check_skill(func: str, rho: np.ndarray, n: np.ndarray, prediction: np.ndarray) -> None:
-    """Warn when rho is NaN for series whose predictions are finite (those without any
-    finite prediction are reported by :func:`check_predictions`), saying why."""
-    rho = np.asarray(rho)
-    bad = ~np.isfinite(rho)
+def check_skill(func: str, rho: np.ndarray, n: np.ndarray, prediction: np.ndarray,
+                inside: np.ndarray, excl: int) -> None:
+    """Warn when rho is NaN although predictions are finite (series without any finite
+    prediction are :func:`check_predictions`' business), saying why: no finite prediction
+    at a time inside the data (only forecasts past it), fewer than 3 pairs, or zero
+    variance.  ``inside`` (P,): which prediction times lie inside the data; a call that
+    asks for forecasts past the data only (no observed values by design) is not warned."""
+    bad = ~np.isfinite(np.asarray(rho))
+    if not bad.any() or not inside.any():
+        return
+    fin = np.isfinite(prediction)
+    bad &= fin.any(axis=-1)
     if not bad.any():
         return
-    has_pred = np.isfinite(prediction).any(axis=-1)
-    bad &= has_pred
-    if not bad.any():
-        return
-    k, total = int(bad.sum()), rho.size
+    k, total = int(bad.sum()), bad.size
     some = "" if k == total else f" for {k} of {total} series"
-    warnings.warn(f"{func}: rho (and the skill) is NaN{some}: "
-                  f"{_rho_why(int(np.max(np.asarray(n)[bad])))}", UserWarning, stacklevel=3)
+    if not fin[..., inside][bad].any():
+        why = ("no prediction inside the data is finite (only forecasts past its end): no "
+               "prediction point has a library point" + (
+                   f" outside exclusion_radius={excl}" if excl else "") + " with a complete, "
+               "finite window and target; use a smaller exclusion_radius, E or tau, or "
+               "check lib and the NaN gaps")
+    else:
+        why = _rho_why(int(np.max(np.asarray(n)[bad])))
+    warnings.warn(f"{func}: rho (and the skill) is NaN{some}: {why}", UserWarning,
+                  stacklevel=4)
 
 
 def block_check(func: str, core):

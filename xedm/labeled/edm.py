@@ -231,12 +231,13 @@ _SKILL = {"rho": ([], {}, float), "mae": ([], {}, float), "rmse": ([], {}, float
           "n": ([], {}, np.int64)}
 
 
-def _check_results(func: str, results: dict, X, y, dim: str, excl: int) -> None:
+def _check_results(func: str, results: dict, X, y, dim: str, excl: int, out_t) -> None:
     """In-memory results: no finite prediction raises, some warn; NaN rho beside finite
-    predictions warns (too few pairs, zero variance)."""
+    predictions warns (too few pairs, zero variance, only forecasts finite)."""
     pred = results["prediction"][1]
     check_predictions(func, pred, X, y, dim, excl)
-    check_skill(func, results["rho"][1], results["n"][1], pred)
+    inside = (out_t >= 0) & (out_t < X.sizes[dim])
+    check_skill(func, results["rho"][1], results["n"][1], pred, inside, excl)
 
 
 def _skill_over(d: str, size: int):
@@ -376,7 +377,7 @@ def simplex(
         **_SKILL,
     }, lazy)
     if not lazy:
-        _check_results("simplex", results[0], X, y, dim, excl)
+        _check_results("simplex", results[0], X, y, dim, excl, out_t)
     attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
                  **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs)
@@ -492,7 +493,7 @@ def smap(
         outputs["singular_values"] = ([_OUT, "singular_value"], {"singular_value": nc}, float)
     results = _apply(X, y, dim, block_check("smap", core) if lazy else core, outputs, lazy)
     if not lazy:
-        _check_results("smap", results[0], X, y, dim, excl)
+        _check_results("smap", results[0], X, y, dim, excl, out_t)
     attrs.update(theta=float(thetas[0]), knn=-1 if knn is None else knn, solver=solver,
                  alpha=alpha, backend=backend, **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs, {"coef": coef})
