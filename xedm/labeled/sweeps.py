@@ -15,6 +15,7 @@ import xarray as xr
 from ..core import simplex as _simplex
 from ..core import smap as _smap
 from ..core import validate as v
+from ..memory import check_memory, check_work
 from ..neighbors.base import (
     neighbor_attrs,
 )
@@ -302,6 +303,8 @@ def predict_nonlinear(
     T = len(index)
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, T, spec["lib"], pred_t, [(kE, tau, Tp)])
+    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), T if knn is None else knn,
+                      1 + kE * _ncols(attrs))
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
@@ -329,6 +332,16 @@ def predict_nonlinear(
     if not lazy:
         check_sweep("predict_nonlinear", ds, "theta", X, y, dim, excl)
     return add_best(ds, "theta", lazy)
+
+
+def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int) -> None:
+    """predict_nonlinear holds every theta's predictions and coefficients ((theta, series,
+    P, 1 + C*E) float64) and solves one weighted least-squares problem of k rows and nc
+    columns per theta and prediction: refused up front when that cannot fit or takes hours."""
+    what = f"predict_nonlinear with {n_theta:,} theta values on {B} series of {P} predictions"
+    fix = "give fewer theta values (the default list has 16)"
+    check_memory(8.0 * n_theta * B * P * (nc + 3), what, fix, share=0.5)  # + working copies
+    check_work(float(n_theta) * B * P * k * nc * nc, what, fix)
 
 
 for _f in (embed_dimension, predict_interval, predict_nonlinear):

@@ -406,6 +406,7 @@ def xmap(
     Tps, lagged = _check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
+    keep_null = v.check_bool("keep_null", keep_null)
     sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"],
