@@ -120,16 +120,26 @@ def call_view(view, obj, made: str, kwargs: dict):
     import inspect
     import re
 
+    sig = inspect.signature(view).parameters.values()
+    own = [p.name for p in list(sig)[1:] if p.kind is not p.VAR_KEYWORD]
     try:
         return view(obj, **kwargs)
-    except (AttributeError, TypeError) as err:
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:
         m = re.search(r"unexpected keyword argument '(\w+)'", str(err))
         if m is None or m.group(1) not in kwargs:
-            raise
+            if not kwargs or (isinstance(err, (TypeError, ValueError))
+                              and any(re.search(rf"\b{re.escape(k)}\b", str(err))
+                                      for k in kwargs)):
+                raise  # the default view failed, or the message names the keyword already
+            # a keyword's value the view cannot use (a missing variable or dim, a wrong
+            # type): say which keywords were given, not matplotlib's or pandas' internals
+            given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            cls = TypeError if isinstance(err, (TypeError, AttributeError)) else ValueError
+            raise cls(f"plot: the {view.__name__} view (the plot of a {made} result) cannot use "
+                      f"{given}: {type(err).__name__}: {err}; its parameters are {own}"
+                      ) from None
         key = m.group(1)
-        own = [p.name for p in list(inspect.signature(view).parameters.values())[1:]
-               if p.kind is not p.VAR_KEYWORD]
-        to_mpl = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(view).parameters.values())
+        to_mpl = any(p.kind is p.VAR_KEYWORD for p in sig)
         raise TypeError(
             f"plot: {key}={kwargs[key]!r} is not a parameter of the {view.__name__} view (the "
             f"plot of a {made} result), whose parameters are {own}"
