@@ -294,10 +294,14 @@ def _check_surrogate_memory(n: int, T: int, n_sur: int, n_tp: int, keep_null: bo
     if not n_sur:
         return
     need = 24 * n * n_sur * T + (8 * n * n * n_tp * n_sur if keep_null else 0)
+    fix = ("use fewer surrogates" + (" or keep_null=False" if keep_null else "")
+           + ", or map subsets of the targets")
     check_memory(need, f"surrogates={n_sur} for {n} series of {T} time points (the surrogate "
-                 f"series{', and every surrogate rho' if keep_null else ''})",
-                 "use fewer surrogates" + (" or keep_null=False" if keep_null else "")
-                 + ", or map subsets of the targets", share=0.5)
+                 f"series{', and every surrogate rho' if keep_null else ''})", fix, share=0.5)
+    # each surrogate is drawn (FFTs, permutations: ~100 operations a value) and cross-mapped
+    # from every library series (a few neighbours per point)
+    check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
+               f"surrogates={n_sur} for {n} series of {T} time points", fix)
 
 
 def _significance_attrs(sig: dict) -> dict:

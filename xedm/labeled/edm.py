@@ -137,6 +137,9 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         xa = xa.astype(np.float64, copy=False)
         ya = ya.astype(np.float64, copy=False)
         lead = xa.shape[:-2]
+        if 0 in lead:  # a series dim of size 0: empty results, the core never sees it
+            return tuple(np.empty(lead + tuple(outputs[n][1][d] for d in outputs[n][0]),
+                                  outputs[n][2]) for n in names)
         res = core(xa.reshape((-1,) + xa.shape[-2:]), ya.reshape((-1, ya.shape[-1])))
         return tuple(np.asarray(res[n]).reshape(lead + np.shape(res[n])[1:]) for n in names)
 

@@ -712,6 +712,10 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                          f"{max_states}); use xedm.rqa(...) for the measures of long series, "
                          "which never stores the matrix")
     batch_dims, xa, ya = _arrays(X, Y, kind, dim)
+    if xa.shape[0] == 0:
+        empty = [d for d in batch_dims if X.sizes[d] == 0]
+        raise ValueError(f"the data has no series: dim {empty[0]!r} has size 0; "
+                         "recurrence_plot draws the matrix of at least one series")
     xa, ya, exps = unit_scale(xa, ya, 2 if kind == "joint" else 1)
     prob = _problem(xa, ya, kind, E, tau, 0, [(b, 0) for b in range(xa.shape[0])], T, Ty)
     e, _ = _eps_matrix(prob, xs, ys, norm, eps_method, exps)

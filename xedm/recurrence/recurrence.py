@@ -80,10 +80,9 @@ def unit_scale(xa: np.ndarray, ya: np.ndarray | None = None, nch: int = 1):
     per = rows // nch
     mx = np.zeros((B, nch))
     for ch in range(nch):
-        mx[:, ch] = np.abs(xa[:, ch * per:(ch + 1) * per]).reshape(B, -1).max(axis=1,
-                                                                               initial=0.0)
+        mx[:, ch] = np.abs(xa[:, ch * per:(ch + 1) * per]).max(axis=(1, 2), initial=0.0)
     if ya is not None:
-        mx[:, 0] = np.maximum(mx[:, 0], np.abs(ya).reshape(B, -1).max(axis=1, initial=0.0))
+        mx[:, 0] = np.maximum(mx[:, 0], np.abs(ya).max(axis=(1, 2), initial=0.0))
     e = np.maximum(np.frexp(mx)[1], -1021).astype(np.int64)
     f = np.ldexp(1.0, -e)  # a power of 2 (subnormal for e = 1024, still exact)
     xs = xa * np.repeat(f, per, axis=1)[:, :, None]
