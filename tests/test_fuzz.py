@@ -28,7 +28,11 @@ Examples per test (derandomized, so every run draws the same cases): simplex 80,
 embed_dimension 50, predict_interval 50, predict_nonlinear 50, ccm 60, xmap 60, rqa 80,
 recurrence_plot 50, set_options 20, datasets 40, CLI xmap 40, CLI rqa 40, CLI demo 6, plus
 51 fixed edge cases (test_edges: huge values of one parameter with the others in range,
-degenerate lengths and contents): 727 in total.  The file runs in about a minute on two cores
+degenerate lengths and contents): 727; and for issue 21 (item 5) plot keywords 60, option
+names and values 40, huge counts 40 (under a work limit of 1e8 operations), scale extremes
+40 (1e-300..1e300: the same rho, RR and DET), plus 28 zero-length cases (no time points, or
+no series, for every function): 935 in total.  These also require that an all-NaN skill
+never comes back without a warning.  The file runs in about a minute on two cores
 once the numba kernels are compiled (the module fixture compiles them first).
 
 ``XEDM_FUZZ_SCALE=k`` multiplies every random count by k; ``XEDM_FUZZ_LOG=file.jsonl`` records

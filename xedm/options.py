@@ -68,7 +68,7 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
     ``neighbors_recall`` (target recall of approximate methods), ``progress`` (True or
     False), ``xmap_target_block`` (targets per block of a distributed xmap, None for the
     rule) and ``work_limit`` (elementary operations a call may take before it is refused up
-    front, default 1e12; None lifts the limit: see :mod:`xedm.memory`).
+    front, default 1e12; None lifts the limit: see ``xedm.memory``).
     """
 
     def __init__(self, **kwargs: Any) -> None:
