@@ -302,7 +302,7 @@ def block_check(func: str, core):
             msg = f"{where}: no rho is finite: {_rho_why(int(np.max(res['n'], initial=0)))}"
         else:
             return res
-        from .cross import _stacklevel
+        from .common import user_stacklevel as _stacklevel
 
         warnings.warn(msg, UserWarning, stacklevel=_stacklevel())
         return res

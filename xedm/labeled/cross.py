@@ -15,6 +15,7 @@ from ..memory import check_memory, check_work
 from ..stats.surrogates import check_method, check_options
 from .checks import variable_names
 from .common import check_numeric, one_time_chunk, resolve_dim
+from .common import user_stacklevel as _stacklevel
 
 _SER = "__xedm_series__"
 # dims (and the coordinate E) of the results: the data may not have dims of these names
@@ -207,22 +208,6 @@ def _check_block(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what: str, 
             "(library) and columns (target) of rho are NaN",
             UserWarning, stacklevel=_stacklevel(),
         )
-
-
-def _stacklevel() -> int:
-    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
-    inside apply_ufunc point at the user's call."""
-    import os
-    import sys
-
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
-                 if getattr(m, "__file__", None))
-    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
-                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(skip):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _apply(X, tdim, func, out_dims, sizes, dtypes, check):

@@ -545,7 +545,7 @@ def _pair_block_check(labels, params: str):
     call raises; a lazy one must not lose the other blocks)."""
     import warnings
 
-    from .cross import _stacklevel
+    from .common import user_stacklevel as _stacklevel
 
     def show(part):
         part = [x.item() if isinstance(x, np.generic) else x for x in part]
