@@ -20,7 +20,7 @@ import xarray as xr
 
 from ..core.embed import library_selection, prediction_times, static_library_size
 from ..core.simplex import default_knn
-from .common import check_numeric, resolve_dim
+from .common import check_numeric, resolve_dim, user_stacklevel
 
 Data = xr.DataArray | xr.Dataset
 VAR = "__xedm_variable__"  # the columns' axis while X is built
@@ -273,7 +273,7 @@ def check_skill(func: str, rho: np.ndarray, n: np.ndarray, prediction: np.ndarra
     else:
         why = _rho_why(int(np.max(np.asarray(n)[bad])))
     warnings.warn(f"{func}: rho (and the skill) is NaN{some}: {why}", UserWarning,
-                  stacklevel=4)
+                  stacklevel=user_stacklevel())
 
 
 def block_check(func: str, core):
@@ -302,9 +302,7 @@ def block_check(func: str, core):
             msg = f"{where}: no rho is finite: {_rho_why(int(np.max(res['n'], initial=0)))}"
         else:
             return res
-        from .common import user_stacklevel as _stacklevel
-
-        warnings.warn(msg, UserWarning, stacklevel=_stacklevel())
+        warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
         return res
 
     return checked
