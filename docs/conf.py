@@ -37,6 +37,18 @@ for _nb in sorted((_HERE.parent / "notebooks").glob("*.ipynb")):
         shutil.copyfile(_src, _dest)
 
 import xedm  # noqa: E402
+from xedm import api as _api  # noqa: E402
+
+# the function lists of the API reference come from xedm/api.py (one declaration per public
+# method): each section's autosummary is written to _api_<section>.rst (beside api.md, so its
+# toctree path means the same when included and when autosummary scans the file for the stub
+# pages it generates), which docs/api.md includes
+for _key in _api.SECTIONS:
+    _text = ".. currentmodule:: xedm\n\n.. autosummary::\n   :toctree: generated/\n\n"
+    _text += "".join(f"   {_n}\n" for _n in _api.section(_key))
+    _file = _HERE / f"_api_{_key}.rst"
+    if not _file.exists() or _file.read_text() != _text:
+        _file.write_text(_text)
 
 project = "xedm"
 author = "xedm developers"
@@ -53,7 +65,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
-exclude_patterns = ["_build", "generated/*.md", "**.ipynb_checkpoints"]
+exclude_patterns = ["_build", "generated/*.md", "**.ipynb_checkpoints", "_api_*.rst"]
 
 # MyST / MyST-NB: code cells in the .md pages run at build time
 myst_enable_extensions = ["colon_fence", "dollarmath"]
@@ -70,7 +82,11 @@ nb_output_stderr = "remove"
 
 # API pages
 templates_path = ["_templates"]  # classes: one page with their documented members
-autosummary_generate = True
+# the pages with autosummary lists, and the API sections that docs/api.md includes (which are
+# not pages themselves)
+autosummary_generate = sorted(p.name for p in _HERE.glob("*.md")
+                              if "autosummary::" in p.read_text())
+autosummary_generate += [f"_api_{_key}.rst" for _key in _api.SECTIONS]
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

@@ -1,4 +1,4 @@
-"""Resumable CLI batch jobs (xedm/batch.py): ``xedm xmap|rqa INPUT ... --out OUT.zarr``."""
+"""Resumable CLI batch jobs (xedm/cli/jobs.py): ``xedm xmap|rqa INPUT ... --out OUT.zarr``."""
 
 import os
 

@@ -180,10 +180,10 @@ def test_killed_worker_is_survived(client, series, tmp_path):
 
 
 def test_import_stays_light():
-    """``import xedm`` (and xedm.distributed, xedm.batch) does not import dask.distributed."""
+    """``import xedm`` (and xedm.distributed, xedm.cli.jobs) does not import dask.distributed."""
     import subprocess
     import sys
 
-    code = ("import sys, xedm, xedm.distributed, xedm.batch; "
+    code = ("import sys, xedm, xedm.distributed, xedm.cli.jobs; "
             "sys.exit('distributed' in sys.modules or 'zarr' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

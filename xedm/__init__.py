@@ -12,41 +12,33 @@ True
 from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers .edm)
-from .labeled.edm import simplex, smap
-from .labeled.surrogates import surrogates
-from .labeled.sweeps import embed_dimension, predict_interval, predict_nonlinear
-from .labeled.xmap import ccm, xmap
-from .options import get_option, set_options
+from . import api as _api
+from .options import get_option, set_options  # noqa: F401  (declared in xedm/api.py)
 
 __version__ = "0.1.0"
 
+#: submodules users reach as attributes (imported on first use)
+_SUBMODULES = ("datasets", "plot", "widgets")
+
 
 def __getattr__(name: str):
-    # submodules and the recurrence functions imported on first use, so `import xedm` stays
-    # fast; `xedm.rqa` is then the function itself (real signature and docstring)
+    # submodules and the public methods (declared in xedm/api.py) imported on first use, so
+    # `import xedm` stays fast; `xedm.rqa` is then the function itself (real signature and
+    # docstring)
     import importlib
 
-    if name in ("datasets", "plot", "widgets"):
+    if name in _SUBMODULES:
         return importlib.import_module(f"xedm.{name}")
-    if name in ("rqa", "recurrence_plot"):
-        func = getattr(importlib.import_module("xedm.labeled.rqa"), name)
+    if name in _api.names():
+        func = _api.method(name).function()
         globals()[name] = func
         return func
     raise AttributeError(f"module 'xedm' has no attribute {name!r}")
 
 
-__all__ = [
-    "ccm",
-    "xmap",
-    "datasets",
-    "embed_dimension",
-    "get_option",
-    "predict_interval",
-    "predict_nonlinear",
-    "recurrence_plot",
-    "rqa",
-    "set_options",
-    "simplex",
-    "smap",
-    "surrogates",
-]
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+#: every public method (declared once in xedm/api.py) and the datasets module
+__all__ = [*_api.names(), "datasets"]

@@ -7,7 +7,7 @@ function's without ``data`` and their docstring is the function's, so ``help(ds.
 Jupyter's ``?`` and the API docs show the real parameters, and a parameter added to a function
 appears here without any edit.
 
-Forwarding another function is one line in :data:`FORWARDED`.
+Forwarding another function is its declaration in :mod:`xedm.api`.
 """
 
 from __future__ import annotations
@@ -20,20 +20,11 @@ from typing import Any
 
 import xarray as xr
 
+from . import api
+
 #: method name -> module of the public function it forwards to (the function has the same
-#: name and takes the data as its first parameter)
-FORWARDED: dict[str, str] = {
-    "simplex": "xedm.labeled.edm",
-    "smap": "xedm.labeled.edm",
-    "embed_dimension": "xedm.labeled.sweeps",
-    "predict_interval": "xedm.labeled.sweeps",
-    "predict_nonlinear": "xedm.labeled.sweeps",
-    "ccm": "xedm.labeled.xmap",
-    "xmap": "xedm.labeled.xmap",
-    "rqa": "xedm.labeled.rqa",
-    "recurrence_plot": "xedm.labeled.rqa",
-    "surrogates": "xedm.labeled.surrogates",
-}
+#: name and takes the data as its first parameter); declared in xedm/api.py
+FORWARDED: dict[str, str] = api.forwarded()
 
 _PUBLIC = "xedm"  # where users (and the API docs) find the functions
 

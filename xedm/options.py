@@ -100,8 +100,10 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
 
 
 def get_option(key: str) -> Any:
-    """The current value of option ``key`` (see :class:`set_options`).
+    """The current value of global option ``key`` (see :class:`set_options`).
 
+    Examples
+    --------
     >>> import xedm
     >>> xedm.get_option("neighbors")
     'auto'

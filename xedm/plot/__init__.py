@@ -28,6 +28,7 @@ from typing import Any
 
 import xarray as xr
 
+from .. import api
 from ._base import call_view
 from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
@@ -48,18 +49,8 @@ __all__ = [
     "smap_coefficients",
 ]
 
-#: xedm function -> the view of its result
-VIEWS = {
-    "simplex": prediction,
-    "smap": smap_coefficients,
-    "embed_dimension": skill,
-    "predict_interval": skill,
-    "predict_nonlinear": skill,
-    "ccm": ccm_convergence,
-    "xmap": causal_map,
-    "rqa": rqa_measures,
-    "recurrence_plot": recurrence_plot,
-}
+#: xedm function -> the view of its result (declared in xedm/api.py)
+VIEWS = {name: globals()[view] for name, view in api.views().items()}
 
 
 def made_by(obj: xr.Dataset | xr.DataArray) -> str:

@@ -192,8 +192,3 @@ def rqa_histograms(ds: xr.Dataset, *, fig=None):
                            if p))
     return fig
 
-
-def rqa_view(ds: xr.Dataset, **kwargs: Any):
-    """:func:`rqa_measures` (which falls back to :func:`rqa_histograms`)."""
-    return rqa_measures(ds, **kwargs)
-

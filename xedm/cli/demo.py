@@ -15,7 +15,39 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .cli import CLIError, _call, _options, _xedm
+from ._common import (
+    CLIError,
+    add_common,
+    add_neighbours,
+    call,
+    figure_path,
+    int_at_least,
+    options,
+)
+from ._common import xedm as _xedm
+
+
+def add_parser(sub) -> None:
+    """The ``demo`` subcommand of the parser."""
+    d = sub.add_parser("demo", help="run the EDM workflow on coupled logistic maps",
+                       description="Generate coupled logistic maps (x drives y), find the best "
+                       "E, forecast with simplex, test nonlinearity with S-map, run CCM when "
+                       "available, print a summary and write a PNG figure.")
+    d.add_argument("--n", type=int_at_least(100), default=1000,
+                   help="series length, at least 100 (default 1000)")
+    d.add_argument("--out", type=figure_path, default="xedm-demo.png",
+                   help="figure file: .png, .pdf or .svg (default xedm-demo.png)")
+    d.add_argument("--seed", type=int_at_least(0), default=0,
+                   help="seed (>= 0) for the initial values and CCM sampling (default 0)")
+    d.add_argument("--var", choices=["x", "y"], default="x",
+                   help="variable to embed and forecast (default x)")
+    d.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=8,
+                   help="largest E searched (default 8)")
+    d.add_argument("--samples", type=int_at_least(1), default=50,
+                   help="CCM samples per size (default 50)")
+    add_common(d)
+    add_neighbours(d)
+    d.set_defaults(func=demo)
 
 
 def demo(args) -> int:
@@ -94,7 +126,7 @@ def demo(args) -> int:
 
 
 def _has_gpu_twin(kernel: str) -> bool:
-    from .kernels import available
+    from ..kernels import available
 
     return "gpu" in available(kernel)
 
@@ -105,7 +137,7 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
 
     xedm = _xedm()
     n = args.n
-    with _options(args), tqdm(
+    with options(args), tqdm(
         steps, desc="xedm demo", disable=args.quiet, file=sys.stderr, leave=False, delay=1.0
     ) as bar:
         for step in bar:
@@ -134,7 +166,7 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
                 results["ccm_E"] = E_list
                 sizes = np.unique(np.linspace(max(2 * max(E_list) + 2, 10), n - 2 * max(E_list),
                                               8).astype(int)).tolist()
-                results[step] = _call(
+                results[step] = call(
                     xedm.ccm, ds,
                     user={"columns": ["x", "y"], "lib_sizes": sizes, "samples": args.samples,
                           "seed": args.seed, "E": E_list},
@@ -145,7 +177,7 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
 def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str) -> None:
     from matplotlib.figure import Figure
 
-    from . import plot
+    from .. import plot
 
     # a bare Figure renders with Agg and never touches pyplot's global backend
     fig = Figure(figsize=(11, 8), layout="constrained")

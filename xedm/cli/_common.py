@@ -1,0 +1,382 @@
+"""What the commands of ``xedm`` share: the one-line error, argument types, the output checks
+(a known suffix, a writable place, never the input), reading the input, calling xedm with the
+user's options, writing NetCDF atomically and the Dask scheduler of ``--scheduler`` /
+``--workers``.  Every module of :mod:`xedm.cli` imports from here; this module imports none
+of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import os
+import warnings
+
+import numpy as np
+import xarray as xr
+
+
+class CLIError(Exception):
+    """A problem the user can fix; printed as one line without a traceback.
+
+    ``status`` is the exit code: 2 for a usage or input error (the default), 1 when the
+    command fails while running (e.g. the output cannot be written).
+    """
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+def one_line(text: str, limit: int = 1000) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ----------------------------------------------------------------------------- argument types
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+DATA_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")  # NetCDF, or Zarr for .zarr
+
+
+def int_at_least(minimum: int):
+    """An argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def recall(text: str) -> float:
+    """An argparse type: a recall in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
+    return value
+
+
+recall.__name__ = "recall in (0, 1]"
+
+
+def int_list(text: str):
+    """An int, or a comma-separated list of ints (a list is returned as a list)."""
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer or a comma-separated list of integers") from None
+    if not vals:
+        raise argparse.ArgumentTypeError("give an integer or a comma-separated list")
+    return vals[0] if len(vals) == 1 and "," not in text else vals
+
+
+def suffix(path: str) -> str:
+    """The lower-case suffix of ``path`` (a trailing slash ignored)."""
+    return os.path.splitext(path.rstrip("/"))[1].lower()
+
+
+def figure_path(text: str) -> str:
+    """An argparse type: a figure file name."""
+    if suffix(text) not in FIGURE_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the figure must be one of {', '.join(FIGURE_SUFFIXES)}, got {text!r}"
+        )
+    return text
+
+
+def data_path(text: str) -> str:
+    """An argparse type: a NetCDF or Zarr output."""
+    if suffix(text) not in DATA_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the output must be NetCDF ({', '.join(DATA_SUFFIXES[:-1])}) or Zarr (.zarr), "
+            f"got {text!r}"
+        )
+    return text
+
+
+# ----------------------------------------------------------------------------- output checks
+def check_output(path: str, data: bool) -> None:
+    """Before any work: the output has a known suffix and can be created where it is asked."""
+    if data:
+        try:
+            data_path(path)
+        except argparse.ArgumentTypeError as err:
+            raise CLIError(f"--out: {err}") from None
+    target = path.rstrip("/") or path
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise CLIError(f"--out {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise CLIError(f"--out {path}: the directory {parent} is not writable")
+    if os.path.isdir(target) and suffix(target) != ".zarr":
+        raise CLIError(f"--out {path} is a directory; give a file name")
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise CLIError(f"--out {path} exists and is not writable")
+
+
+def check_apart(source: str, out: str) -> None:
+    """Refuse an output that is, contains or lies inside the input (symbolic links resolved,
+    hard links compared), before anything is read or written."""
+    src, dst = os.path.realpath(source), os.path.realpath(out)
+    same = src == dst
+    if not same and os.path.exists(source) and os.path.exists(out):
+        with contextlib.suppress(OSError):
+            same = os.path.samefile(source, out)
+    if same:
+        why = "is the input"
+    elif dst.startswith(src.rstrip(os.sep) + os.sep):
+        why = "lies inside the input"
+    elif src.startswith(dst.rstrip(os.sep) + os.sep):
+        why = "contains the input"
+    else:
+        return
+    raise CLIError(f"--out {out} {why} {source}; writing it would destroy the input: choose an "
+                   "--out outside the input")
+
+
+# ----------------------------------------------------------------------------- calling xedm
+def xedm():
+    """The xedm package (imported when first needed)."""
+    import xedm
+
+    return xedm
+
+
+def public(name: str):
+    """``xedm.<name>``, or a clear error when this version does not have it yet."""
+    try:
+        func = getattr(xedm(), name, None)
+    except ImportError:  # xedm.rqa is imported on first use; its module may fail to import
+        func = None
+    if func is None:
+        raise CLIError(
+            f"xedm.{name} is not available in this version of xedm "
+            f"({getattr(xedm(), '__version__', '?')}); `xedm {name}` needs it"
+        )
+    return func
+
+
+def call(func, *args, user: dict | None = None, optional: dict | None = None,
+         load: bool = True):
+    """Call ``func`` with the options the user gave (``user``: an option the function does not
+    take is an error) and extras it may ignore (``optional``: dropped when not taken).
+    Values left as None are not passed; a dask-backed result is computed (``load``)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs = {}
+    for key, value in (user or {}).items():
+        if value is None:
+            continue
+        if not (takes_any or key in params):
+            raise CLIError(f"this version of xedm.{func.__name__} has no option {key!r}")
+        kwargs[key] = value
+    for key, value in (optional or {}).items():
+        if value is not None and (takes_any or key in params):
+            kwargs[key] = value
+    try:
+        result = func(*args, **kwargs)
+        if load and hasattr(result, "load"):  # dask: compute here, where errors are mapped
+            result = result.load()
+        return result
+    except (ValueError, TypeError) as err:
+        raise CLIError(str(err)) from err
+
+
+def spelling(func, *names: str) -> str:
+    """The first of ``names`` that ``func`` accepts (keyword spellings differ between APIs)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return names[0]
+    return next((n for n in names if n in params), names[0])
+
+
+def options(args):
+    """xedm's options of ``--backend``, ``--neighbors`` and ``--neighbors-recall``."""
+    opts = {"backend": args.backend} if args.backend else {}
+    if getattr(args, "neighbors", None):
+        opts["neighbors"] = args.neighbors
+    if getattr(args, "neighbors_recall", None) is not None:
+        opts["neighbors_recall"] = args.neighbors_recall
+    return xedm().set_options(**opts)
+
+
+# ----------------------------------------------------------------------------- input, output
+def open_input(path: str, lazy: bool = False) -> xr.Dataset:
+    """A NetCDF file or Zarr store (dask-backed with ``lazy``; Zarr always is)."""
+    if not os.path.exists(path):
+        raise CLIError(f"no such file or directory: {path}")
+    try:
+        if path.rstrip("/").endswith(".zarr") or os.path.isdir(path):
+            return xr.open_zarr(path)
+        return xr.open_dataset(path, chunks={}) if lazy else xr.open_dataset(path)
+    except Exception as err:  # backends raise many types; the user needs the message
+        raise CLIError(f"cannot open {path}: {err}") from err
+
+
+def variable(ds: xr.Dataset, var: str | None) -> xr.DataArray:
+    """The variable ``--var`` (or the only one)."""
+    names = sorted(map(str, ds.data_vars))
+    if var is None:
+        if len(names) != 1:
+            raise CLIError(f"the file has several variables {names}; choose one with --var")
+        var = names[0]
+    if var not in ds.data_vars:
+        raise CLIError(f"variable {var!r} not in the file; it has {names}")
+    return ds[var]
+
+
+def netcdf_safe(obj: xr.Dataset) -> xr.Dataset:
+    """NetCDF attributes hold only str, numbers and lists of them."""
+
+    def clean(attrs: dict) -> dict:
+        out = {}
+        for k, v in attrs.items():
+            if isinstance(v, (bool, np.bool_)):
+                v = int(v)
+            elif v is None or isinstance(v, (dict, tuple, set)):
+                v = str(v)
+            out[k] = v
+        return out
+
+    obj = obj.copy()
+    obj.attrs = clean(obj.attrs)
+    for name in obj.variables:
+        obj[name].attrs = clean(obj[name].attrs)
+    return obj
+
+
+def write_netcdf(result: xr.Dataset | xr.DataArray, out: str) -> None:
+    """``result`` into the NetCDF file ``out``, atomically: written beside it under a temporary
+    name, then renamed; a failure leaves ``out`` as it was."""
+    if isinstance(result, xr.DataArray):
+        result = result.to_dataset(name=result.name or "result")
+    result = netcdf_safe(result)
+    check_output(out, data=True)
+    head, tail = os.path.split(os.path.abspath(out))
+    tmp = os.path.join(head, f".{tail}.xedm-tmp-{os.getpid()}{suffix(out)}")
+    try:
+        result.to_netcdf(tmp)
+        os.replace(tmp, out)
+    except Exception as err:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise CLIError(f"cannot write {out}: {err}", status=1) from err
+
+
+# ----------------------------------------------------------------------------- scheduler
+LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
+
+
+@contextlib.contextmanager
+def scheduler(address: str | None, workers: int | None, backend: str | None = None):
+    """The Dask scheduler of ``--scheduler`` / ``--workers``: yields a ``distributed.Client``
+    or None (a local scheduler)."""
+    if address and workers:
+        raise CLIError("give --scheduler ADDRESS (a running cluster) or --workers N (a local "
+                       "one), not both")
+    if address in LOCAL_SCHEDULERS:
+        import dask
+
+        with dask.config.set(scheduler=address):
+            yield None
+        return
+    if not address and not workers:
+        yield None
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise CLIError("--scheduler/--workers need dask.distributed: pip install "
+                       "'xedm[dask]'") from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "port 8787 is already in use"
+        if address:
+            try:
+                client = distributed.Client(address, timeout="30s")
+            except (OSError, TimeoutError, ValueError) as err:
+                raise CLIError(f"--scheduler {address}: cannot connect: {err}") from None
+            cluster = None
+        else:
+            cluster = None
+            if backend == "gpu":
+                with contextlib.suppress(ImportError):
+                    from dask_cuda import LocalCUDACluster
+
+                    cluster = LocalCUDACluster(n_workers=workers, threads_per_worker=1,
+                                               dashboard_address=None)
+            if cluster is None:
+                cluster = distributed.LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None,
+                    env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+            client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_scheduler(args):
+    """:func:`scheduler` of a command's arguments."""
+    return scheduler(args.scheduler, args.workers, args.backend)
+
+
+# ----------------------------------------------------------------------------- shared options
+def add_common(sp) -> None:
+    """``--backend`` and ``--quiet``, which every command takes."""
+    sp.add_argument("--backend", choices=["auto", "cpu", "gpu"], default=None,
+                    help="where kernels run (default: xedm's option, 'auto')")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def add_input(sp) -> None:
+    """The input file and ``--var``."""
+    sp.add_argument("file", help="NetCDF file or Zarr store")
+    sp.add_argument("--var", help="variable to analyse (default: the only one)")
+
+
+def add_batch(sp, what: str) -> None:
+    """The options of a resumable batch job (``--out OUT.zarr``)."""
+    sp.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="Dask scheduler: the address of a running cluster "
+                    "(tcp://host:8786), or threads, processes or synchronous (default: "
+                    "Dask's threads)")
+    sp.add_argument("--workers", type=int_at_least(1), default=None,
+                    help="start a local Dask cluster of this many worker processes, one "
+                    "thread each (one GPU each with --backend gpu and dask-cuda)")
+    sp.add_argument("--block", type=int_at_least(1), default=None,
+                    help=f"{what} per block of a .zarr batch job (default: the block rule "
+                    "of docs/scaling.md)")
+    sp.add_argument("--restart", action="store_true",
+                    help="start a .zarr batch job over instead of resuming it (removes only "
+                    "a store that an xedm batch job wrote)")
+
+
+def add_neighbours(sp) -> None:
+    """``--neighbors`` and ``--neighbors-recall``."""
+    sp.add_argument("--neighbors", default=None,
+                    choices=["auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw",
+                             "ivf"],
+                    help="how neighbours are found (default: xedm's option, 'auto')")
+    sp.add_argument("--neighbors-recall", dest="neighbors_recall", type=recall,
+                    default=None,
+                    help="target recall of approximate neighbours, in (0, 1] "
+                    "(default 0.99)")

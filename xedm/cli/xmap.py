@@ -1,0 +1,176 @@
+"""``xedm xmap FILE --dim DIM``: the all-pairs cross map of the series of one variable, written
+as NetCDF, or, with ``--out OUT.zarr``, as a resumable batch job (:mod:`xedm.cli.jobs`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+
+import numpy as np
+
+from ._common import (
+    CLIError,
+    add_batch,
+    add_common,
+    add_input,
+    add_neighbours,
+    call,
+    data_path,
+    int_at_least,
+    int_list,
+    open_input,
+    options,
+    public,
+    run_scheduler,
+    spelling,
+    suffix,
+    variable,
+    write_netcdf,
+)
+from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, workers
+
+
+def add_parser(sub) -> None:
+    """The ``xmap`` subcommand of the parser."""
+    x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
+                       description="Cross-map every ordered pair of series along --dim; "
+                       "writes rho(library, target).")
+    add_input(x)
+    x.add_argument("--dim", required=True, help="dim that indexes the series, e.g. neuron")
+    x.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
+    which_E = x.add_mutually_exclusive_group()
+    which_E.add_argument("--E", type=int_at_least(1), default=None,
+                         help="embedding dimension (default: chosen per series)")
+    which_E.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
+                         help="largest E when choosing E per series (default 10)")
+    x.add_argument("--tau", type=int_at_least(1), default=None, help="lag (default 1)")
+    x.add_argument("--Tp", type=int_list, default=None,
+                   help="cross-map horizon: the library at t maps the target at t + Tp "
+                   "(default 0); a comma list (e.g. -4,-3,-2,-1,0) gives time-lagged maps "
+                   "and best_Tp")
+    x.add_argument("--surrogates", type=int_at_least(0), default=None,
+                   help="surrogates per target for p_value and q_value (e.g. 99; default 0)")
+    x.add_argument("--surrogate-method", dest="surrogate_method", default=None,
+                   choices=["ebisuzaki", "shuffle", "seasonal", "block", "twin"],
+                   help="null model of the surrogates (default ebisuzaki)")
+    x.add_argument("--seed", type=int_at_least(0), default=None,
+                   help="seed of the surrogates (default: drawn, recorded in the output)")
+    x.add_argument("--out", type=data_path, default="xmap.nc",
+                   help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
+                   "block that resumes when run again (default xmap.nc)")
+    add_common(x)
+    add_batch(x, "library series")
+    add_neighbours(x)
+    x.set_defaults(func=command)
+
+
+def _user(xmap, args) -> dict:
+    return {"dim": args.dim, "tau": args.tau, "Tp": args.Tp, "E_max": args.E_max,
+            spelling(xmap, "time_dim", "time"): args.time_dim, "surrogates": args.surrogates,
+            "surrogate_method": args.surrogate_method, "seed": args.seed}
+
+
+def command(args) -> int:
+    """``xedm xmap``: in memory into NetCDF, or a batch job into Zarr."""
+    if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
+        return batch(args)
+    xmap = public("xmap")
+    with open_input(args.file) as ds:
+        return _in_memory(args, xmap, variable(ds, args.var))
+
+
+def _in_memory(args, xmap, da) -> int:
+    if args.dim not in da.dims:
+        raise CLIError(f"--dim {args.dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
+    with options(args), run_scheduler(args):
+        result = call(xmap, da, user={**_user(xmap, args), "E": args.E},
+                      optional={"progress": not args.quiet})
+    write_netcdf(result, args.out)
+    print(f"xmap of {da.name!r} over {args.dim!r} ({da.sizes[args.dim]} series) -> {args.out}")
+    if "q_value" in result:
+        q = result.q_value.values
+        n_sig = int((q <= 0.05).sum())
+        print(f"{n_sig} of {int(np.isfinite(q).sum())} links with q_value <= 0.05 "
+              f"({args.surrogates} {result.attrs['surrogate_method']} surrogates, "
+              f"seed {result.attrs['surrogate_seed']})")
+    return 0
+
+
+def _check_E(N: int, E_max: int):
+    def check(value):
+        if value is None:
+            return None
+        if (not isinstance(value, list) or len(value) != N
+                or any(type(e) is not int or not 1 <= e <= E_max for e in value)):
+            return f"a list of {N} integers in 1..{E_max} (or null) was expected"
+        return None
+
+    return check
+
+
+def batch(args) -> int:
+    """``xedm xmap INPUT ... --out OUT.zarr``: the blocked map, written block by block."""
+    tdim = args.time_dim or "time"
+    with open_lazy(args.file, args.var, {"--dim": args.dim, "--time-dim": tdim}) as da:
+        return _batch(args, public("xmap"), da, tdim)
+
+
+def _batch(args, xmap, da, tdim: str) -> int:
+    from ..distributed import block_sizes
+
+    N, T = da.sizes[args.dim], da.sizes[tdim]
+    E_max = 10 if args.E_max is None else args.E_max
+    user = _user(xmap, args)
+    spec = {"command": "xmap", "input": os.path.abspath(args.file), "var": str(da.name),
+            "E": args.E, "backend": args.backend, "neighbors": getattr(args, "neighbors", None),
+            **{k: v for k, v in user.items() if k != "dim"}, "series_dim": args.dim}
+    job = Job(args.out, spec, restart=args.restart)
+    progress = not args.quiet
+    with run_scheduler(args) as client, options(args), ignoring(
+            r"xmap \(one dask chunk of the data\): series"):  # said once, below
+        live = job.read_input(da, tdim, client, progress, args.file)["any_finite"]
+        if live.ndim == 1 and not live.all():
+            names = [v.item() if isinstance(v, np.generic) else v
+                     for v in np.asarray(da[args.dim].values)[~live]]
+            warnings.warn(f"xmap: series {names} along {args.dim!r} are all NaN; their rows "
+                          "(library) and columns (target) of rho are NaN", UserWarning,
+                          stacklevel=2)
+        blocks = job.saved("blocks.json", positive_ints("library", "target"))
+        if blocks is None:
+            lib, tgt = block_sizes(N, T, E_max=args.E or E_max,
+                                   n_Tp=len(np.atleast_1d(args.Tp or 0)),
+                                   workers=workers(client, args))
+            blocks = {"library": args.block or lib, "target": tgt}
+        lazy = da.chunk({args.dim: blocks["library"], tdim: -1})
+        E = args.E
+        with _target_block(blocks["target"]):
+            if E is None:
+                E = job.saved("E.json", _check_E(N, E_max))
+            # (with surrogates the map is one task that chooses E itself: no first stage)
+            if E is None and not args.surrogates:  # the first stage: E per series
+                first = call(xmap, lazy, user={**user, "E": None},
+                             optional={"progress": False}, load=False)
+                E = np.asarray(run_tasks([first.E.data], client, "choose E", progress)[0])
+            result = call(xmap, lazy, user={**user, "E": E}, optional={"progress": False},
+                          load=False)
+        if args.E is None and E is not None:
+            result.attrs.update(E_chosen=1, E_max=E_max)
+        lazy_coords = [c for c in result.coords if hasattr(result[c].data, "dask")]
+        result = result.reset_coords(lazy_coords)  # (E chosen inside) written as variables
+        result.attrs.update(input=os.path.abspath(args.file), variable=str(da.name))
+        done = job.run(result, client, progress, desc="xmap blocks",
+                       what="block(s) (library x target)",
+                       extras={"blocks.json": blocks, "E.json": None if args.E is not None
+                               or E is None else np.asarray(E).tolist()})
+    print(f"xmap of {da.name!r} over {args.dim!r} ({N} series, {T} time points) -> {args.out}: "
+          f"{done}")
+    return 0
+
+
+@contextlib.contextmanager
+def _target_block(size: int):
+    from ..options import set_options
+
+    with set_options(xmap_target_block=int(size)):
+        yield
