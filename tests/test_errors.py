@@ -256,3 +256,182 @@ def test_cross_map_inputs_not_modified():
     _ccm(da)
     xr.testing.assert_identical(da, before)
     np.testing.assert_array_equal(da.values, data)
+
+
+# ----------------------------------------------------------------------------- issue 21
+# one test per numbered case of issue 21 (API): each ends as a right result, a
+# ValueError/TypeError naming the parameter, or a warning saying what is NaN and why
+logi = xedm.datasets.logistic_map(300)
+pair = xedm.datasets.coupled_logistic(300)
+
+
+def test_issue21_item8_rqa_is_unit_free():
+    base = xedm.rqa(logi, E=2, recurrence_rate=0.05, backend="cpu")
+    for s in (1e-300, 1e300):
+        out = xedm.rqa(logi * s, E=2, recurrence_rate=0.05, backend="cpu")
+        assert abs(float(out.RR) - float(base.RR)) < 1e-3
+        assert np.isfinite(float(out.eps)) and float(out.eps) > 0
+    # the exact comparison against the dense reference is tests/test_rqa.py's
+
+
+@pytest.mark.parametrize("case, why", [
+    ("const", "zero variance"), ("const2d", "zero variance"), ("smap", "zero variance"),
+    ("excl", "exclusion_radius=296"), ("pred", "rho needs 3"),
+])
+def test_issue21_item9_nan_skill_warns_why(case, why):
+    const = xr.DataArray(np.ones(300), dims="time")
+    calls = {
+        "const": lambda: xedm.simplex(const, E=3),
+        "const2d": lambda: xedm.simplex(xr.DataArray(np.ones((2, 300)), dims=("s", "time")),
+                                        E=3),
+        "smap": lambda: xedm.smap(const, E=3),
+        "excl": lambda: xedm.simplex(logi, E=3, exclusion_radius=296),
+        "pred": lambda: xedm.simplex(logi, E=3, pred=slice(0, 3)),
+    }
+    with pytest.warns(UserWarning, match=why):
+        out = calls[case]()
+    assert np.isnan(out.rho).all()
+
+
+def test_issue21_item10_hours_of_work_refused_up_front():
+    with pytest.raises(ValueError, match=r"transient.*elementary operations.*work_limit"):
+        xedm.datasets.logistic_map(100, transient=10**12)
+    with xedm.set_options(work_limit=1e9):  # samples=10**6 is minutes: refused under 1e9
+        with pytest.raises(ValueError, match=r"samples=1000000.*use fewer samples"):
+            xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50, 100], samples=10**6)
+    with pytest.raises(ValueError, match="work_limit"):
+        xedm.set_options(work_limit=-1)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50, 100, 150], samples=5,
+                      n_boot=10**9), "use a smaller n_boot"),
+    (lambda: xedm.surrogates(logi, n=10**9), "use a smaller n"),
+    (lambda: xedm.predict_nonlinear(logi, E=2, theta=np.linspace(0, 8, 10**6)),
+     "fewer theta values"),
+    (lambda: xedm.rqa(logi, E=2, eps=np.linspace(0.01, 1, 10**6)), "fewer eps"),
+])
+def test_issue21_item11_memory_refused_not_memoryerror(call, words, monkeypatch):
+    monkeypatch.setattr("xedm.memory.total_memory", lambda: 8 * 2**30)  # any machine
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_issue21_item11_huge_block_length_is_the_series_length():
+    a = xedm.surrogates(logi, method="block", block_length=10**9, n=3, seed=1)
+    b = xedm.surrogates(logi, method="block", block_length=300, n=3, seed=1)
+    np.testing.assert_array_equal(a.values, b.values)
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda: xedm.surrogates(xr.DataArray(np.zeros(0), dims="time")), ValueError,
+     "time dim 'time' has no points"),
+    (lambda: xedm.embed_dimension(xr.DataArray(np.zeros(0), dims="time")), ValueError,
+     "0 time points"),
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50], samples=3, surrogates=3,
+                      quantiles="a"), TypeError, "quantiles"),
+    (lambda: xedm.recurrence_plot(logi, E=2, eps=0.1, max_states=None), TypeError,
+     "max_states"),
+    (lambda: xedm.get_option("bogus"), ValueError, "unknown option 'bogus'; valid options"),
+    (lambda: xedm.widgets.explore(logi, dim="bogus"), ValueError, "dim='bogus'"),
+])
+def test_issue21_item12_clear_errors(call, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        call()
+
+
+@pytest.mark.parametrize("kw, err, words", [
+    ({"var": "bogus"}, TypeError, "var='bogus' is not a parameter of the prediction view"),
+    ({"ax": 3}, TypeError, "ax must be a matplotlib Axes"),
+    ({"bogus_kw": 1}, TypeError, "bogus_kw=1"),
+    ({"truth": 3}, TypeError, "truth=3"),
+])
+def test_issue21_item12_plot_keywords(kw, err, words):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = xedm.simplex(logi, E=2)
+    with pytest.raises(err, match=re.escape(words)):
+        res.edm.plot(**kw)
+    plt.close("all")
+
+
+def test_issue21_item12_cross_map_plot_keywords():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[20, 50], samples=3, seed=0)
+    with pytest.raises(ValueError, match=r"pairs: 'q' is not a library label.*\['x', 'y'\]"):
+        res.edm.plot(pairs=[("q", "r")])
+    xm = xedm.xmap(pair, columns=["x", "y"], E=2)
+    with pytest.raises(TypeError, match="truth must be a boolean DataArray"):
+        xm.edm.plot(truth=3)
+    with pytest.raises(ValueError, match="variable 'bogus' not in the result"):
+        xm.edm.plot(var="bogus")
+    plt.close("all")
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50], samples=3, surrogates=3,
+                      quantiles=[0.5, 0.5]), ValueError, "quantiles has repeated values"),
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50], samples=3,
+                      keep_samples="yes"), TypeError, "keep_samples must be True or False"),
+    (lambda: xedm.xmap(pair, columns=["x", "y"], E=2, surrogates=3, keep_null="yes"),
+     TypeError, "keep_null must be True or False"),
+    (lambda: xedm.embed_dimension(logi, E=[True, 2]), TypeError, "E must be an integer"),
+])
+def test_issue21_item13_invalid_values_refused(call, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        call()
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50], samples=3,
+                      keep_samples="no"), TypeError, "keep_samples must be True or False"),
+    (lambda: xedm.rqa(logi, E=2, eps=0.1, histograms="no"), TypeError, "histograms"),
+    (lambda: xedm.set_options(progress=1), TypeError, "progress=1"),
+    (lambda: xedm.widgets.explore(logi, theta=-5), ValueError, "theta must be finite and >= 0"),
+    (lambda: xedm.ccm(pair, columns=["x", "y"], E=2, lib_sizes=[50], samples=3, surrogates=3,
+                      surrogate_options={"block_length": 5}), ValueError,
+     "surrogate_options['block_length'] is a parameter of surrogate method 'block'"),
+    (lambda: xedm.surrogates(logi, period=12), ValueError,
+     "period is a parameter of surrogate method 'seasonal'"),
+])
+def test_issue21_item15_truthy_stand_ins_and_ignored_options(call, err, words):
+    with pytest.raises(err, match=re.escape(words)):
+        call()
+    assert xedm.get_option("progress") in (True, False)
+
+
+def test_issue21_item15_xmap_result_explores_as_causal_map():
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    xm = xedm.xmap(pair, columns=["x", "y"], E=2)
+    ex = xm.edm.explore(debounce=0)
+    assert type(ex).__name__ == "CausalMapExplorer"
+    assert ex.state.results()["xmap"].rho.shape == (2, 2)
+    with pytest.raises(ValueError, match="kind='causal_map'"):
+        xm.edm.explore("forecast")
+
+
+@pytest.mark.parametrize("func", ["simplex", "smap", "embed_dimension", "predict_interval",
+                                  "predict_nonlinear", "xmap"])
+def test_issue21_item16_dask_all_nan_warns_at_compute(func):
+    pytest.importorskip("dask")
+    nan = xr.DataArray(np.full((2, 100), np.nan), dims=("s", "time"))
+    if func == "xmap":
+        lazy = nan.chunk({"s": 2}).edm.xmap(dim="s", E=2)
+    else:
+        kw = {"embed_dimension": {"E_max": 3}, "predict_interval": {"E": 2, "Tp_max": 3},
+              "predict_nonlinear": {"E": 2, "theta": [0, 1]}}.get(func, {"E": 2})
+        lazy = getattr(xedm, func)(nan.chunk({"s": 1}), **kw)
+    assert lazy.rho.chunks is not None  # still lazy: nothing computed at the call
+    with pytest.warns(UserWarning, match="all NaN"):
+        out = lazy.compute()
+    assert np.isnan(out.rho).all()

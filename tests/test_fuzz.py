@@ -28,7 +28,11 @@ Examples per test (derandomized, so every run draws the same cases): simplex 80,
 embed_dimension 50, predict_interval 50, predict_nonlinear 50, ccm 60, xmap 60, rqa 80,
 recurrence_plot 50, set_options 20, datasets 40, CLI xmap 40, CLI rqa 40, CLI demo 6, plus
 51 fixed edge cases (test_edges: huge values of one parameter with the others in range,
-degenerate lengths and contents): 727 in total.  The file runs in about a minute on two cores
+degenerate lengths and contents): 727; and for issue 21 (item 5) plot keywords 60, option
+names and values 40, huge counts 40 (under a work limit of 1e8 operations), scale extremes
+40 (1e-300..1e300: the same rho, RR and DET), plus 28 zero-length cases (no time points, or
+no series, for every function): 935 in total.  These also require that an all-NaN skill
+never comes back without a warning.  The file runs in about a minute on two cores
 once the numba kernels are compiled (the module fixture compiles them first).
 
 ``XEDM_FUZZ_SCALE=k`` multiplies every random count by k; ``XEDM_FUZZ_LOG=file.jsonl`` records
@@ -1395,3 +1399,227 @@ def test_cli_demo(argv):
         argv = [a.replace("OUT/", tmp + "/") for a in argv]
         rc, out, err = _cli(argv, "cli demo", argv)
         _check_cli(rc, out, err, argv[argv.index("--out") + 1], "cli demo", argv)
+
+
+# ============================================================================ issue 21
+# The parameters the first fuzz did not reach (issue 21, item 5): plot keyword arguments,
+# option names and values, zero-length dims, huge counts and scale extremes.  Same property;
+# in addition a result whose skill is all NaN must come with a warning (never silent).
+import warnings  # noqa: E402
+
+
+def _outcome(name: str, call, params: set[str], case=None):
+    """(result or None, error or None, warnings) of ``call()``; an exception other than
+    ValueError/TypeError, or one naming none of ``params``, breaks the property."""
+    case = case or Case(name, Data(spec={}), {}, [])
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            res = call()
+            if isinstance(res, (xr.Dataset, xr.DataArray)):
+                res = res.compute()
+            err = None
+        except (ValueError, TypeError) as e:
+            res, err = None, e
+            if not _names_something(str(e), params):
+                _fail(name, case, f"{type(e).__name__} names none of {sorted(params)}: {e}")
+        except Exception as e:  # noqa: BLE001
+            res, err = None, e
+            _fail(name, case, f"{type(e).__name__} escaped: {e}\n"
+                              f"{''.join(traceback.format_exception(e)[-3:])}")
+    if time.perf_counter() - start >= CALL_LIMIT_S:
+        _fail(name, case, f"the call took {time.perf_counter() - start:.1f} s")
+    _quiet(event, "result" if err is None else type(err).__name__)
+    return res, err, [w for w in seen if issubclass(w.category, UserWarning)]
+
+
+def _not_silent(name: str, res, seen, case=None):
+    """An all-NaN rho (or RR) never comes back without a UserWarning."""
+    if not isinstance(res, xr.Dataset):
+        return
+    for var in ("rho", "RR"):
+        if var in res.variables and res[var].size and np.isnan(res[var].values).all() \
+                and not seen:
+            _fail(name, case or Case(name, Data(spec={}), {}, []),
+                  f"all-NaN {var} without a warning")
+
+
+@pytest.fixture(scope="module")
+def results():
+    """One small result of each xedm function (for the plot keywords)."""
+    ds = xedm.datasets.coupled_logistic(120)
+    x = ds.x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "simplex": xedm.simplex(x, E=2), "smap": xedm.smap(x, E=2, theta=1.0),
+            "embed_dimension": xedm.embed_dimension(x, E_max=3),
+            "ccm": xedm.ccm(ds, ["x", "y"], E=2, lib_sizes=[20, 60, 100], samples=3, seed=0,
+                            progress=False),
+            "ccm_lags": xedm.ccm(ds, ["x", "y"], E=2, Tp=[-1, 0], lib_sizes=[20, 60],
+                                 samples=3, seed=0, progress=False),
+            "xmap": xedm.xmap(ds, columns=["x", "y"], E=2, progress=False),
+            "rqa": xedm.rqa(x, E=2, eps=[0.1, 0.2], progress=False),
+            "rqa_window": xedm.rqa(x, E=2, eps=0.1, window=40, progress=False),
+            "recurrence_plot": xedm.recurrence_plot(x, E=2, eps=0.1),
+        }
+
+
+PLOT_KEYS = ["ax", "fig", "var", "truth", "pairs", "dim", "bogus_kw", "mark_best", "order",
+             "color", "cmap", "measures", "intercept", "include_self", "alpha", "null",
+             "with_prediction", "colorbar", "mask_diagonal", "band"]
+PLOT_VALUES = [3, "bogus", None, True, False, "rho", "E", [("q", "r")], [("x", "y")], 0.5,
+               -1, "cluster", "red", ["RR", "DET"], ["bogus"], (0.1, 0.9), "AXES", "FIG"]
+
+
+@fuzz(60)
+@given(st.sampled_from(["simplex", "smap", "embed_dimension", "ccm", "ccm_lags", "xmap", "rqa",
+                        "rqa_window", "recurrence_plot"]),
+       st.dictionaries(st.sampled_from(PLOT_KEYS), st.sampled_from(PLOT_VALUES), max_size=3))
+def test_plot_keywords(results, kind, kwargs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    ax = fig.add_subplot()
+    kw = {k: ax if v == "AXES" else fig if v == "FIG" else v for k, v in kwargs.items()}
+    values = {str(v) for v in kwargs.values() if isinstance(v, str)}
+    try:
+        _outcome(f"{kind}.edm.plot", lambda: results[kind].edm.plot(**kw),
+                 set(kwargs) | values | {"ax", "fig", "var", "pairs", "library", "target"},
+                 Case(f"{kind}.edm.plot", Data(spec={}), kw, []))
+    finally:
+        plt.close("all")
+
+
+OPTION_VALUES = ["cpu", "auto", "gpu", "tpu", "exact", "kdtree", True, False, np.True_, None, 1,
+                 0, "no", "yes", 0.5, 1.5, -1, 1e12, 1e3, 8, 2**70, math.nan, [True]]
+
+
+@fuzz(40)
+@given(st.dictionaries(st.sampled_from(sorted(_options.OPTIONS) + ["bogus", "Progress", ""]),
+                       st.sampled_from(OPTION_VALUES), max_size=3),
+       st.sampled_from(sorted(_options.OPTIONS) + ["bogus", "", 3, None]))
+def test_option_names_and_values(kwargs, name):
+    before = dict(_options.OPTIONS)
+    case = Case("set_options", Data(spec={}), kwargs, [])
+    res, err, _ = _outcome("set_options", lambda: xedm.set_options(**kwargs), set(kwargs), case)
+    if err is None:
+        try:
+            for k, v in kwargs.items():
+                if isinstance(v, str) or isinstance(v, (bool, np.bool_)) or v is None:
+                    ok = xedm.get_option(k) is v or xedm.get_option(k) == v
+                    if not ok:
+                        _fail("set_options", case, f"get_option({k!r}) is not {v!r}")
+                if k == "progress" and not isinstance(v, (bool, np.bool_)):
+                    _fail("set_options", case, f"progress={v!r} accepted (not a bool)")
+        finally:
+            _options.OPTIONS.clear()
+            _options.OPTIONS.update(before)
+    if dict(_options.OPTIONS) != before:
+        _fail("set_options", case, "options changed by a refused call")
+    _outcome("get_option", lambda: xedm.get_option(name), {str(name), "option"})
+
+
+def _zero(shape, layout):
+    a = np.zeros(shape)
+    if layout == "ds":
+        return xr.Dataset({"x": (("s", "time"), a), "y": (("s", "time"), a)})
+    return xr.DataArray(a, dims=("s", "time")[-len(shape):], name="x")
+
+
+ZERO_CALLS = {
+    "simplex": lambda d: xedm.simplex(d, E=2),
+    "smap": lambda d: xedm.smap(d, E=2),
+    "embed_dimension": lambda d: xedm.embed_dimension(d, E_max=3),
+    "predict_interval": lambda d: xedm.predict_interval(d, E=2),
+    "predict_nonlinear": lambda d: xedm.predict_nonlinear(d, E=2, theta=[0, 1]),
+    "surrogates": lambda d: xedm.surrogates(d, n=3),
+    "rqa": lambda d: xedm.rqa(d, E=2, eps=0.1, progress=False),
+    "recurrence_plot": lambda d: xedm.recurrence_plot(d, E=2, eps=0.1),
+    "xmap": lambda d: xedm.xmap(d, dim="s", E=2, progress=False),
+    "ccm": lambda d: xedm.ccm(d, dim="s", E=2, lib_sizes=[5], samples=2, progress=False),
+}
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 50)], ids=["T0", "series-T0", "S0"])
+@pytest.mark.parametrize("func", sorted(ZERO_CALLS))
+def test_zero_length_dims(func, shape):
+    if func in ("xmap", "ccm") and len(shape) == 1:
+        pytest.skip("cross maps take a (series, time) array")
+    data = _zero(shape, "da")
+    res, err, seen = _outcome(func, lambda: ZERO_CALLS[func](data),
+                              {"data", "dim", "time", "s", "series", "E", "E_max", "n"})
+    if err is None and isinstance(res, xr.Dataset) and shape[-1] == 0:
+        _fail(func, Case(func, Data(spec={}), {}, []), f"a result for 0 time points: {res}")
+
+
+HUGE = [10**6, 10**9, 10**12, 2**62]
+HUGE_CALLS = {
+    "surrogates.n": lambda x, v: xedm.surrogates(x, n=v, seed=0),
+    "surrogates.block_length": lambda x, v: xedm.surrogates(x, "block", n=3, seed=0,
+                                                           block_length=v),
+    "ccm.samples": lambda x, v: xedm.ccm(xr.concat([x, x[::-1]], "s"), dim="s", E=2,
+                                         lib_sizes=[10, 30], samples=v, seed=0,
+                                         progress=False),
+    "ccm.n_boot": lambda x, v: xedm.ccm(xr.concat([x, x[::-1]], "s"), dim="s", E=2,
+                                        lib_sizes=[10, 20, 30], samples=3, n_boot=v, seed=0,
+                                        progress=False),
+    "xmap.surrogates": lambda x, v: xedm.xmap(xr.concat([x, x[::-1]], "s"), dim="s", E=2,
+                                              surrogates=v, seed=0, progress=False),
+    "predict_nonlinear.theta": lambda x, v: xedm.predict_nonlinear(
+        x, E=2, theta=np.linspace(0, 8, min(v, 10**7))),
+    "rqa.eps": lambda x, v: xedm.rqa(x, E=2, eps=np.linspace(0.01, 1, min(v, 10**7)),
+                                     progress=False),
+    "datasets.transient": lambda x, v: xedm.datasets.logistic_map(50, transient=v),
+    "datasets.n": lambda x, v: xedm.datasets.logistic_map(v),
+}
+
+
+@fuzz(40)
+@given(st.sampled_from(sorted(HUGE_CALLS)), st.sampled_from(HUGE))
+def test_huge_counts(call, value):
+    """A huge count gives a result at once (block_length: the series' length), or is refused
+    up front naming its parameter; under a low work limit (1e8 operations, about a second)
+    nothing runs for minutes, and no MemoryError escapes."""
+    x = xr.DataArray(np.sin(0.3 * np.arange(60.0)), dims="time", name="x")
+    func, param = call.split(".")
+    params = {param, "work_limit", "samples", "theta", "eps", "n"}
+    with xedm.set_options(work_limit=1e8):
+        res, _, seen = _outcome(call, lambda: HUGE_CALLS[call](x, value), params,
+                                Case(call, Data(spec={}), {param: value}, []))
+    _not_silent(call, res, seen)
+
+
+SCALE_CALLS = {
+    "simplex": lambda x: xedm.simplex(x, E=2)["rho"],
+    "smap": lambda x: xedm.smap(x, E=2, theta=2.0)["rho"],
+    "embed_dimension": lambda x: xedm.embed_dimension(x, E_max=3)["rho"],
+    "predict_nonlinear": lambda x: xedm.predict_nonlinear(x, E=2, theta=[0, 2])["rho"],
+    "rqa.RR": lambda x: xedm.rqa(x, E=2, recurrence_rate=0.1, progress=False)["RR"],
+    "rqa.DET": lambda x: xedm.rqa(x, E=2, recurrence_rate=0.1, progress=False)["DET"],
+}
+
+
+@fuzz(40)
+@given(st.sampled_from(sorted(SCALE_CALLS)),
+       st.sampled_from([1e-300, 1e-200, 2.0**-1000, 1e-8, 1e8, 2.0**1000, 1e200, 1e300]),
+       st.sampled_from(["logistic", "sine", "walk"]))
+def test_scale_extremes(func, scale, gen):
+    """Every skill and RQA measure is the same for the data in any unit (1e-300..1e300)."""
+    t = np.arange(120.0)
+    x = {"logistic": np.asarray(xedm.datasets.logistic_map(120).values),
+         "sine": np.sin(0.37 * t) + 0.1 * np.cos(1.3 * t),
+         "walk": np.cumsum(np.random.default_rng(3).normal(size=120))}[gen]
+    ref = SCALE_CALLS[func](xr.DataArray(x, dims="time"))
+    case = Case(func, Data(spec={}), {"scale": scale, "gen": gen}, [])
+    res, err, _ = _outcome(func, lambda: SCALE_CALLS[func](xr.DataArray(x * scale,
+                                                                         dims="time")),
+                           {"data"}, case)
+    if err is not None:
+        _fail(func, case, f"refused data scaled by {scale}: {err}")
+    elif not np.allclose(res.values, ref.values, rtol=0, atol=5e-3, equal_nan=True):
+        _fail(func, case, f"scale {scale}: {res.values} != {ref.values}")

@@ -280,7 +280,9 @@ def test_embedded_must_be_a_bool(func):
     with pytest.raises(TypeError, match="embedded must be True or False, got 'yes'"):
         CALLS[func](x, embedded="yes")
     xr.testing.assert_identical(CALLS[func](x, E=1, embedded=np.True_),
-                                CALLS[func](x, E=1, embedded=1))
+                                CALLS[func](x, E=1, embedded=True))
+    with pytest.raises(TypeError, match="embedded must be True or False, got 1"):
+        CALLS[func](x, E=1, embedded=1)  # a truthy stand-in is not a bool (issue 21)
 
 
 def test_other_parameters_of_the_wrong_type():

@@ -525,7 +525,6 @@ def test_pyunicorn_joint_parity(norm, metric):
         ({"eps": 0.1, "E": 3, "tau": 2, "theiler": 500}, "theiler=500.*theiler < 46"),
         ({"eps": 0.1, "theiler": 10, "window": 10}, "theiler=10.*window=10.*theiler < 10"),
         ({"recurrence_rate": 0.1, "eps_method": "fast"}, "eps_method="),
-        ({"eps": 0.1, "E": 2.0}, "E="),
         ({"eps": 0.1, "tile": 0}, "tile="),
     ],
 )
@@ -533,6 +532,13 @@ def test_bad_inputs(kwargs, match):
     x = xr.DataArray(logistic(50), dims="time")
     with pytest.raises(ValueError, match=match):
         x.edm.rqa(backend="cpu", **kwargs)
+
+
+def test_non_integer_counts_are_type_errors():
+    x = xr.DataArray(logistic(50), dims="time")
+    for name, value in (("E", 2.0), ("tau", "1"), ("theiler", True), ("l_min", None)):
+        with pytest.raises(TypeError, match=f"{name}="):
+            x.edm.rqa(backend="cpu", eps=0.1, **{name: value})
 
 
 @pytest.mark.parametrize(
@@ -813,3 +819,50 @@ def test_dim_missing_from_the_chosen_variables(func):
     if isinstance(a, xr.Dataset):
         a, b = a.to_dataarray(), b.to_dataarray()
     np.testing.assert_array_equal(a.values, b.values)
+
+
+# ----------------------------------------------------------------------------- units
+def test_rqa_is_unit_free_against_dense_reference():
+    """Issue 21 item 8: RQA on the data times s equals RQA on the data (eps times s), from
+    1e-300 to 1e+300: distances are computed on series scaled by a power of 2 (exact).
+    Before, 1e-300 gave RR near 1 (squared distances underflowed) and 1e+300 inf distances."""
+    x = logistic(160)
+    n = x.size - 1  # E = 2
+    R = nr.naive_recurrence_matrix(x, E=2, eps=0.1)
+    ref = nr.naive_measures(R)
+    base_rate = xedm.rqa(x, E=2, recurrence_rate=0.05, backend="cpu")
+    base = xedm.rqa(x, E=2, eps=0.1, backend="cpu")
+    for m in MEASURES:
+        np.testing.assert_allclose(base[m].values, ref[m], rtol=1e-12, err_msg=m)
+    for s in (2.0**-1000, 2.0**-600, 2.0**600, 2.0**1000):  # exact: identical to the bit
+        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend="cpu")
+        xr.testing.assert_identical(out.drop_attrs(), base.drop_attrs())
+        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend="cpu")
+        xr.testing.assert_identical(rate.drop_vars("eps").drop_attrs(),
+                                    base_rate.drop_vars("eps").drop_attrs())
+        assert float(rate.eps) == float(base_rate.eps) * s
+    for s in (1e-300, 1e-200, 1e200, 1e300):  # rounded by the product: ties may move
+        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend="cpu")
+        assert abs(float(out.RR) - ref["RR"]) <= 4 / n**2, s
+        for m in ("DET", "LAM", "L", "TT"):
+            np.testing.assert_allclose(float(out[m]), ref[m], rtol=1e-2, err_msg=f"{m} {s}")
+        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend="cpu")
+        assert abs(float(rate.RR) - float(base_rate.RR)) <= 4 / n**2, s
+        np.testing.assert_allclose(float(rate.eps), float(base_rate.eps) * s, rtol=1e-12)
+        assert np.all(np.isfinite(rate.eps))
+
+
+def test_joint_and_cross_rqa_scale_each_channel():
+    x, y = logistic(120), logistic(120, r=3.7)
+    base = xedm.rqa(x, joint=y, E=2, eps=0.1, joint_eps=0.2, backend="cpu")
+    s, t = 2.0**-900, 2.0**900  # a channel each, far apart: each gets its own power of 2
+    out = xedm.rqa(x * s, joint=y * t, E=2, eps=0.1 * s, joint_eps=0.2 * t, backend="cpu")
+    for m in MEASURES:
+        np.testing.assert_array_equal(out[m].values, base[m].values, err_msg=m)
+    cross = xedm.rqa(x, other=y, E=2, recurrence_rate=0.1, backend="cpu")
+    out = xedm.rqa(x * s, other=y * s, E=2, recurrence_rate=0.1, backend="cpu")
+    xr.testing.assert_identical(out.drop_vars("eps").drop_attrs(),
+                                cross.drop_vars("eps").drop_attrs())
+    R = xedm.recurrence_plot(x * 1e-300, E=2, eps=0.1 * 1e-300)
+    np.testing.assert_array_equal(R.values, nr.naive_recurrence_matrix(x, E=2, eps=0.1))
+    assert R.attrs["eps"] == 0.1 * 1e-300

@@ -348,7 +348,7 @@ def test_significance_with_dask_and_memory_guard(monkeypatch):
     one = da.isel(batch=1).edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
     xr.testing.assert_identical(eager[names].isel(batch=1).reset_coords(drop=True),
                                 one[names].reset_coords(drop=True))  # each slice alone
-    monkeypatch.setattr("xedm.labeled.cross._memory_bytes", lambda: 2**20)
+    monkeypatch.setattr("xedm.memory.total_memory", lambda: 2**20)
     with pytest.raises(ValueError, match="surrogates=99 .* use fewer surrogates"):
         da.edm.xmap(dim="s", E=2, surrogates=99)
 

@@ -34,11 +34,10 @@ import warnings
 
 import numpy as np
 
+from .memory import MEMORY_SHARE  # share of a worker's memory one block may use
+
 __all__ = ["block_sizes", "xmap_blocks"]
 
-#: share of a worker's (or GPU's) memory one block may use: Dask keeps a few results and
-#: inputs of other tasks in memory beside the running one
-MEMORY_SHARE = 0.25
 #: blocks per worker thread at least, for load balance (the E stage is a barrier before the
 #: blocks, so uneven chunks leave a worker idle) and cheap recovery from a lost worker;
 #: 8 rather than 4 measured 1.76-1.81x rather than 1.72x with 2 workers (docs/scaling.md)
@@ -102,9 +101,9 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
     if N < 1 or T < 1:
         raise ValueError(f"n_series and n_time must be >= 1, got {N} and {T}")
     if memory is None:
-        from .labeled.cross import _memory_bytes
+        from .memory import total_memory
 
-        memory = (_memory_bytes() or 8 * 2**30) / max(1, workers)
+        memory = (total_memory() or 8 * 2**30) / max(1, workers)
     share = MEMORY_SHARE * float(memory)
     b_T = int(max(1, min(N, share / 2 // _bytes_per_target(T))))
     depth = (E_max + 1 if knn is None else knn) + 1

@@ -1,9 +1,11 @@
 """Global options: ``xedm.set_options(backend=..., neighbors=..., neighbors_recall=...,
-progress=..., xmap_target_block=...)``."""
+progress=..., xmap_target_block=..., work_limit=...)``."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from .neighbors.registry import METHODS as NEIGHBOR_METHODS  # plain data: importing stays light
 
@@ -14,6 +16,9 @@ OPTIONS: dict[str, Any] = {
     "progress": True,
     # targets per block of a distributed xmap (None: the rule of xedm.distributed.block_sizes)
     "xmap_target_block": None,
+    # elementary operations a call may take before it is refused up front (None: no limit);
+    # see xedm.memory
+    "work_limit": 1e12,
 }
 
 _VALID = {
@@ -27,6 +32,11 @@ def _valid(key: str, value: Any) -> bool:
     if key == "xmap_target_block":  # None or a number of series >= 1
         return value is None or (isinstance(value, int) and not isinstance(value, bool)
                                  and value >= 1)
+    if key == "work_limit":  # None or a positive number of operations
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                 and float(value) > 0)
+    if key == "progress":  # True or False itself (numpy bools too), not 1 or "no"
+        return isinstance(value, (bool, np.bool_))
     if key == "neighbors_recall":  # a target recall in (0, 1]
         return (isinstance(value, (int, float)) and not isinstance(value, bool)
                 and 0.0 < float(value) <= 1.0)
@@ -54,6 +64,12 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
     >>> xedm.get_option("progress")
     False
     >>> _ = xedm.set_options(progress=True)
+
+    Options: ``backend`` ("auto", "cpu", "gpu"), ``neighbors`` (the neighbour method),
+    ``neighbors_recall`` (target recall of approximate methods), ``progress`` (True or
+    False), ``xmap_target_block`` (targets per block of a distributed xmap, None for the
+    rule) and ``work_limit`` (elementary operations a call may take before it is refused up
+    front, default 1e12; None lifts the limit: see ``xedm.memory``).
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -64,6 +80,11 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
                 if key == "neighbors_recall":
                     raise ValueError(f"option neighbors_recall={value!r} is invalid; give a "
                                      "target recall in (0, 1], e.g. 0.99")
+                if key == "progress":
+                    raise TypeError(f"option progress={value!r} is invalid; give True or False")
+                if key == "work_limit":
+                    raise ValueError(f"option work_limit={value!r} is invalid; give a positive "
+                                     "number of operations (default 1e12) or None (no limit)")
                 if key == "xmap_target_block":
                     raise ValueError(f"option xmap_target_block={value!r} is invalid; give "
                                      "None (the block rule) or a number of series >= 1")

@@ -91,6 +91,8 @@ class State:
         if bad:
             raise ValueError(f"unknown parameter(s) {bad}; this explorer has "
                              f"{sorted(self.params)}")
+        for k, v in changes.items():
+            _check_param(k, v)
         changed = {k: v for k, v in changes.items() if self.params[k] != v}
         self.params.update(changed)
         return changed
@@ -120,6 +122,29 @@ class State:
         raise NotImplementedError
 
 
+# the numeric parameters of the explorers and their smallest values: a value the sliders
+# cannot show is refused, not clamped (theta=-5 used to become 0 silently)
+_MINIMUM = {"E": 1, "tau": 1, "E_max": 1, "samples": 1, "n_sizes": 2, "knn": 0, "lib_min": 2,
+            "seed": 0, "surrogates": 0, "max_points": 2}
+
+
+def _check_param(name: str, value) -> None:
+    from .core import validate as v
+
+    if name == "theta":
+        v.check_theta(value)
+        if np.ndim(value) != 0:
+            raise ValueError(f"theta must be one number >= 0, got {value!r}")
+    elif name in _MINIMUM:
+        v.check_int(name, value, _MINIMUM[name])
+    elif name == "Tp":
+        v.check_Tp(value)
+
+
+def _xmap_result(data) -> bool:
+    return isinstance(data, xr.Dataset) and data.attrs.get("xedm_function") == "xmap"
+
+
 def _hashable(v):
     if isinstance(v, list | tuple | np.ndarray):
         return tuple(np.asarray(v).tolist())
@@ -136,12 +161,18 @@ def _variables(ds: xr.Dataset, time_dim: str) -> list[str]:
 def _series_data(data, dim: str = "time") -> tuple[xr.Dataset, list[str]]:
     """(a Dataset of series, their names) from a 1-D or 2-D DataArray or a Dataset."""
     if isinstance(data, xr.Dataset):
+        if dim not in data.dims:
+            raise ValueError(f"dim={dim!r} is not a dimension of the data (dims: "
+                             f"{list(data.dims)}); pass dim='<your time dimension>'")
         names = _variables(data, dim)
         if not names:
             raise ValueError(f"the Dataset has no numeric variable over {dim!r}")
         return data, names
     if not isinstance(data, xr.DataArray):
         raise TypeError(f"explore() takes a DataArray or Dataset, got {type(data).__name__}")
+    if dim not in data.dims and not (data.ndim == 1 and dim == "time"):
+        raise ValueError(f"dim={dim!r} is not a dimension of the data (dims: {list(data.dims)}); "
+                         "pass dim='<your time dimension>'")
     if data.ndim == 1:
         name = str(data.name or "x")
         return data.to_dataset(name=name), [name]
@@ -241,6 +272,17 @@ class CausalMapState(State):
 
     def __init__(self, data, *, dim: str | None = None, truth=None, **kwargs: Any):
         self.time_dim = kwargs.pop("time_dim", "time")
+        self.result = None
+        if _xmap_result(data):  # a map already computed: shown as it is, no series to re-map
+            res = data.assign_coords(library=[str(v) for v in data.library.values],
+                                     target=[str(v) for v in data.target.values])
+            self.result, self.ds, self.names = res, None, list(res.library.values)
+            self.truth = truth
+            super().__init__(data, **kwargs)
+            p = self.params
+            p["library"] = p["library"] or self.names[0]
+            p["target"] = p["target"] or self.names[min(1, len(self.names) - 1)]
+            return
         if isinstance(data, xr.Dataset) and dim is None:
             self.ds, self.names = _series_data(data, self.time_dim)
         else:
@@ -256,6 +298,8 @@ class CausalMapState(State):
         from .labeled import xmap
 
         p = self.params
+        if self.result is not None:  # an xmap result: its map; convergence needs the series
+            return {"xmap": self.result, "ccm": None}
         cmap = self.call(xmap.xmap, self.ds, columns=self.names, E_max=p["E_max"],
                          tau=p["tau"], time_dim=self.time_dim)
         E = cmap["E"].to_series()
@@ -633,6 +677,9 @@ class CausalMapExplorer(Explorer):
                       markersize=12, markerfacecolor="none", markeredgecolor="red", mew=2)
         if results["ccm"] is None:
             ax_c.set_axis_off()
+            if self.state.result is not None:
+                return ("an xmap result: the map as computed (explore the series themselves, "
+                        "kind='causal_map', for the picked pair's convergence)")
             return "pick two different series"
         plot.ccm_convergence(results["ccm"], ax=ax_c)
         rho = float(cmap.rho.sel(library=p["library"], target=p["target"]))
@@ -698,7 +745,8 @@ def explore(data, kind: str | None = None, **kwargs: Any) -> Explorer:
     ----------
     data : DataArray or Dataset
     kind : {"forecast", "causality", "causal_map", "recurrence"}, optional
-        Default: "forecast".
+        Default: "forecast"; "causal_map" for the result of :func:`xedm.xmap` (its map as
+        computed, with the library/target pick; the convergence panel needs the series).
     **kwargs
         Passed to the explorer: initial parameters, ``debounce``, ``backend``,
         ``neighbors`` (and ``dim``/``truth`` for the causal map).
@@ -717,6 +765,12 @@ def explore(data, kind: str | None = None, **kwargs: Any) -> Explorer:
     >>> type(ex).__name__, ex.state.params["E"]
     ('ForecastExplorer', 2)
     """
+    if _xmap_result(data):
+        kind = kind or "causal_map"
+        if kind != "causal_map":
+            raise ValueError(f"kind={kind!r} explores series, and this is the result of "
+                             "xedm.xmap: use kind='causal_map' (the default for it), or "
+                             "explore the data the map was made from")
     kind = kind or "forecast"
     if kind not in _KINDS:
         raise ValueError(f"kind={kind!r}; choose one of {sorted(_KINDS)}")

@@ -22,6 +22,15 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
+
+# batch sizes and memory shares: the memory policy of xedm.memory
+from ..memory import (
+    SWEEP_BYTES,
+    TABLE_BYTES,
+    XMAP_GPU_TABLE_BYTES,
+    XMAP_KEEP_FRACTION,
+    XMAP_TABLE_BYTES,
+)
 from ..neighbors.base import exact_on_gpu, native_tables, series_table
 from ..stats.significance import nanmean, null_summary
 from .embed import (
@@ -36,7 +45,6 @@ from .embed import (
 from .simplex import finite_or_zero, sweep_predict
 from .skill import skill, unit_exponents
 
-TABLE_BYTES = 512 * 2**20
 # Table depth = DEPTH_FACTOR * k * n_valid / smallest sampled size (+16): deep enough that a
 # row almost never runs out of sampled members; rows that do fall back to a direct search.
 DEPTH_FACTOR = 3
@@ -156,11 +164,6 @@ def ccm(
     return out
 
 
-SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of the choice of E
-XMAP_TABLE_BYTES = 256 * 2**20  # neighbour tables of one batch of library series
-# on the GPU: a batch's tables with the kNN kernel's partial lists, or the lookups' row entries
-XMAP_GPU_TABLE_BYTES = 2 * 2**30
-XMAP_KEEP_FRACTION = 0.4  # the choice of E keeps its tables in at most this share of free memory
 EXACT_LOST_SETS = 64  # up to this many distinct target NaN patterns, depth counted per E
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
+from ..memory import TABLE_BYTES  # neighbour-table memory per batch of series
 from ..neighbors.base import concat_rows, knn_tables, method_name, native_tables
 from ..options import get_option
 from .embed import (
@@ -24,8 +25,6 @@ from .embed import (
     static_library_size,
 )
 from .skill import skill
-
-TABLE_BYTES = 512 * 2**20  # neighbour-table memory per batch of series
 
 
 def batches(B: int, bytes_per_series: int):

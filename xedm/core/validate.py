@@ -60,9 +60,13 @@ def check_theta(theta, name: str = "theta") -> np.ndarray:
 
 
 def check_int_list(name: str, values, minimum: int | None = None) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(values))
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an integer or a list of integers, got {values!r}")
+    arr = np.atleast_1d(np.asarray(values, dtype=object if isinstance(values, (list, tuple))
+                                   else None))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be an integer or a non-empty 1-D list of integers")
+    # item by item (a list's own items, not numpy's conversion, which turns True into 1)
     values = [check_int(name, v, minimum) for v in arr.tolist()]
     if any(abs(v) >= 2**62 for v in values):
         raise ValueError(f"{name} has values too large to be time steps: {values}")
@@ -92,11 +96,24 @@ def check_embedding_fits(E: int, tau: int, T: int, ncols: int = 1, embedded: boo
 
 
 def check_bool(name: str, value) -> bool:
-    """True/False (numpy bools and 0/1 too); anything else, e.g. the string "yes", refused."""
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
-                                               and value in (0, 1)):
+    """True or False (numpy bools too); anything else is refused, the string "no" and the
+    number 1 included: a truthy stand-in would silently switch the option on.
+
+    >>> check_bool("keep_samples", np.True_)
+    True
+    >>> check_bool("keep_samples", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: keep_samples must be True or False, got 'no' (str)
+    """
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise TypeError(f"{name} must be True or False, got {value!r}")
+    raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+
+
+def check_optional_bool(name: str, value) -> bool | None:
+    """None (the default rule) or :func:`check_bool`."""
+    return None if value is None else check_bool(name, value)
 
 
 def check_solver(solver: str, alpha: float) -> tuple[str, float]:
@@ -110,3 +127,27 @@ def check_solver(solver: str, alpha: float) -> tuple[str, float]:
     if solver == "ridge" and alpha == 0:
         raise ValueError("solver='ridge' needs alpha > 0 (alpha=0 is solver='lstsq')")
     return solver, alpha
+
+
+def check_quantiles(quantiles, name: str = "quantiles") -> tuple[float, ...]:
+    """Distinct numbers in [0, 1] (one number or a 1-D list; None or [] for none).
+
+    >>> check_quantiles([0.05, 0.95])
+    (0.05, 0.95)
+    """
+    if quantiles is None:
+        return ()
+    raw = np.atleast_1d(np.asarray(quantiles, dtype=object))
+    if raw.ndim != 1:
+        raise ValueError(f"{name} must be a number or a 1-D list of numbers in [0, 1], got "
+                         f"{quantiles!r}")
+    for q in raw.tolist():
+        if isinstance(q, (bool, np.bool_)) or not isinstance(q, numbers.Real):
+            raise TypeError(f"{name} must be numbers in [0, 1], got {q!r} "
+                            f"({type(q).__name__}) in {quantiles!r}")
+    q = raw.astype(np.float64)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ValueError(f"{name}={quantiles!r} is invalid; give numbers in [0, 1]")
+    if np.unique(q).size != q.size:
+        raise ValueError(f"{name} has repeated values: {q.tolist()}; give each quantile once")
+    return tuple(float(x) for x in q)

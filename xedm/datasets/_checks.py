@@ -82,6 +82,16 @@ def _check_size(count: int, request: str) -> None:
         )
 
 
+def _check_loops(system: str, steps: int, per_step: float, names: str) -> None:
+    """Refuse (or warn about) ``steps`` iterations of ``per_step`` operations each that would
+    take hours (the work limit of :mod:`xedm.memory`): a huge transient is a hang, not an
+    error, otherwise.  ``names`` are the parameters that set the count."""
+    from ..memory import check_work
+
+    check_work(float(steps) * per_step, f"{system} with {steps:,} steps ({names})",
+               f"use a smaller {names.replace(' + ', ' or ')}")
+
+
 def _run(system: str, request: str, kernel, *args) -> np.ndarray:
     """``kernel(*args)``, its orbit checked; too little memory is a ValueError naming the
     request (``"n=..."``)."""

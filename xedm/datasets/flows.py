@@ -10,7 +10,7 @@ import xarray as xr
 from numba import njit
 
 from ..kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._checks import _check_n, _check_size, _check_steps, _number, _run, _state
+from ._checks import _check_loops, _check_n, _check_size, _check_steps, _number, _run, _state
 
 __all__ = ["lorenz63", "lorenz96", "rossler"]
 
@@ -153,6 +153,7 @@ def lorenz63(
     p = np.array([_number(sigma, "sigma"), _number(rho, "rho"), _number(beta, "beta")])
     s0 = _state(x0, 3, "x0")
     _check_size(3 * n, f"n={n} (3 variables)")
+    _check_loops("lorenz63", transient + n * subsample, 120, "transient + n * subsample")
     values = _run("lorenz63", f"n={n}", _integrate, 0, p, s0, dt, n, subsample, transient)
     attrs = {
         "system": "Lorenz-63",
@@ -218,6 +219,7 @@ def rossler(
     p = np.array([_number(a, "a"), _number(b, "b"), _number(c, "c")])
     s0 = _state(x0, 3, "x0")
     _check_size(3 * n, f"n={n} (3 variables)")
+    _check_loops("rossler", transient + n * subsample, 120, "transient + n * subsample")
     values = _run("rossler", f"n={n}", _integrate, 1, p, s0, dt, n, subsample, transient)
     attrs = {
         "system": "Rossler",
@@ -295,6 +297,8 @@ def lorenz96(
     else:
         s0 = _state(x0, N, "x0")
     p = np.array([F])
+    _check_loops("lorenz96", transient + n * subsample, 40 * s0.size,
+                 "transient + n * subsample")
     values = _run("lorenz96", request, _integrate, 2, p, s0, dt, n, subsample, transient)
     return xr.DataArray(
         values,

@@ -9,7 +9,16 @@ import xarray as xr
 from numba import njit
 
 from ..kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._checks import _check_n, _check_size, _check_steps, _number, _run, _state, _step_time
+from ._checks import (
+    _check_loops,
+    _check_n,
+    _check_size,
+    _check_steps,
+    _number,
+    _run,
+    _state,
+    _step_time,
+)
 
 __all__ = ["coupled_logistic", "henon", "logistic_map", "tent_map"]
 
@@ -97,6 +106,7 @@ def logistic_map(n: int, r: float = 3.9, x0: float = 0.4, *, transient: int = 0)
     x0 = _number(x0, "x0")
     transient = _check_steps(transient, "transient")
     _check_size(n, f"n={n}")
+    _check_loops("logistic_map", transient + n, 4, "transient + n")
     values = _run("logistic_map", f"n={n}", _logistic_kernel, n, r, x0, transient)
     return xr.DataArray(
         values,
@@ -147,6 +157,7 @@ def tent_map(n: int, mu: float = 1.99, x0: float = 0.3, *, transient: int = 0) -
     x0 = _number(x0, "x0")
     transient = _check_steps(transient, "transient")
     _check_size(n, f"n={n}")
+    _check_loops("tent_map", transient + n, 4, "transient + n")
     values = _run("tent_map", f"n={n}", _tent_kernel, n, mu, x0, transient)
     return xr.DataArray(
         values,
@@ -202,6 +213,7 @@ def henon(
     s0 = _state(x0, 2, "x0")
     transient = _check_steps(transient, "transient")
     _check_size(2 * n, f"n={n} (2 variables)")
+    _check_loops("henon", transient + n, 6, "transient + n")
     values = _run("henon", f"n={n}", _henon_kernel, n, a, b, s0[0], s0[1], transient)
     return xr.Dataset(
         {"x": ("time", values[0]), "y": ("time", values[1])},
@@ -288,6 +300,7 @@ def coupled_logistic(
     )
     transient = _check_steps(transient, "transient")
     _check_size(2 * n, f"n={n} (2 variables)")
+    _check_loops("coupled_logistic", transient + n, 12, "transient + n")
     values = _run(
         "coupled_logistic", f"n={n}", _coupled_logistic_kernel,
         n, r_x, r_y, beta_xy, beta_yx, x0, y0, transient,

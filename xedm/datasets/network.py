@@ -8,7 +8,16 @@ import xarray as xr
 from numba import njit
 
 from ..kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
-from ._checks import _check_n, _check_size, _check_steps, _number, _run, _short, _step_time
+from ._checks import (
+    _check_loops,
+    _check_n,
+    _check_size,
+    _check_steps,
+    _number,
+    _run,
+    _short,
+    _step_time,
+)
 
 __all__ = ["many_series"]
 
@@ -148,6 +157,7 @@ def many_series(
     driven = in_degree > 0
     weights[:, driven] = adjacency[:, driven] * (coupling / in_degree[driven])
     src, dst = np.nonzero(adjacency)
+    _check_loops("many_series", transient + n, 10 * n_series + 4 * len(src), "transient + n")
     values = _run(
         "many_series", request, _network_kernel,
         n, rates, start, src.astype(np.int64), dst.astype(np.int64), weights[src, dst], transient,

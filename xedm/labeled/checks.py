@@ -4,8 +4,10 @@ Before a computation: the data container (numpy arrays, lists and pandas Series 
 DataArrays), the variables and their dtypes, names that would clash with the result's, and
 the parameter problems that do not depend on the values (horizon, prediction times,
 exclusion radius, library size: the last for lazy data, whose core runs only at compute time).
-After it, for in-memory data: results with nothing finite raise, partly finite ones warn, and
-a sweep's best value is NaN only for series without any finite rho.
+After it, for in-memory data: results with nothing finite raise, partly finite ones warn
+(predictions, or rho where the predictions are finite: too few pairs, zero variance), and a
+sweep's best value is NaN only for series without any finite rho; for dask-backed data each
+block's results are checked when it is computed, and a block with nothing finite warns.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import xarray as xr
 
 from ..core.embed import library_selection, prediction_times, static_library_size
 from ..core.simplex import default_knn
-from .common import check_numeric, resolve_dim
+from .common import check_numeric, resolve_dim, user_stacklevel
 
 Data = xr.DataArray | xr.Dataset
 VAR = "__xedm_variable__"  # the columns' axis while X is built
@@ -234,6 +236,76 @@ def _why(X, y, dim: str, excl: int, n_max: int | None = None) -> str:
     return ("no prediction point has a complete, finite embedding window and a library point "
             "with a finite target" + (f" outside exclusion_radius={excl}" if excl else "")
             + "; check the NaN gaps, lib and pred, or use a smaller E or tau")
+
+
+def _rho_why(n_max: int) -> str:
+    if n_max < 3:
+        return (f"at most {n_max} (observed, predicted) pairs, and rho needs 3: widen pred "
+                "(a pred shorter than the embedding window (E-1)*tau + 3 has too few points), "
+                "or check lib, the NaN gaps and exclusion_radius (a radius close to the "
+                "series length leaves almost no neighbours)")
+    return ("the observed or predicted values have zero variance (a constant series: every "
+            "neighbour is at distance 0 and predicts the same value)")
+
+
+def check_skill(func: str, rho: np.ndarray, n: np.ndarray, prediction: np.ndarray,
+                inside: np.ndarray, excl: int) -> None:
+    """Warn when rho is NaN although predictions are finite (series without any finite
+    prediction are :func:`check_predictions`' business), saying why: no finite prediction
+    at a time inside the data (only forecasts past it), fewer than 3 pairs, or zero
+    variance.  ``inside`` (P,): which prediction times lie inside the data; a call that
+    asks for forecasts past the data only (no observed values by design) is not warned."""
+    bad = ~np.isfinite(np.asarray(rho))
+    if not bad.any() or not inside.any():
+        return
+    fin = np.isfinite(prediction)
+    bad &= fin.any(axis=-1)
+    if not bad.any():
+        return
+    k, total = int(bad.sum()), bad.size
+    some = "" if k == total else f" for {k} of {total} series"
+    if not fin[..., inside][bad].any():
+        why = ("no prediction inside the data is finite (only forecasts past its end): no "
+               "prediction point has a library point" + (
+                   f" outside exclusion_radius={excl}" if excl else "") + " with a complete, "
+               "finite window and target; use a smaller exclusion_radius, E or tau, or "
+               "check lib and the NaN gaps")
+    else:
+        why = _rho_why(int(np.max(np.asarray(n)[bad])))
+    warnings.warn(f"{func}: rho (and the skill) is NaN{some}: {why}", UserWarning,
+                  stacklevel=user_stacklevel())
+
+
+def block_check(func: str, core):
+    """``core`` of dask-backed data, checking each block's results at compute time (the
+    in-memory checks cannot run at the call without computing): a block with no finite
+    prediction or no finite rho warns, naming the dask chunk and why (raising would lose
+    the other chunks' results)."""
+    import functools
+
+    @functools.wraps(core)
+    def checked(Xb, yb):
+        res = core(Xb, yb)
+        if Xb.shape[0] == 0:
+            return res
+        where = f"{func} (one dask chunk of the data)"
+        none_finite = not (np.isfinite(Xb).any() and np.isfinite(yb).any())
+        pred = res.get("prediction")
+        rho = np.asarray(res["rho"])
+        if none_finite:
+            msg = f"{where}: the data are all NaN (or inf); its results are NaN"
+        elif pred is not None and not np.isfinite(pred).any():
+            msg = (f"{where}: no prediction is finite: no prediction point has a complete, "
+                   "finite embedding window and a library point with a finite target; check "
+                   "the NaN gaps, lib and pred, or use a smaller E or tau")
+        elif not np.isfinite(rho).any():
+            msg = f"{where}: no rho is finite: {_rho_why(int(np.max(res['n'], initial=0)))}"
+        else:
+            return res
+        warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
+        return res
+
+    return checked
 
 
 def check_predictions(func: str, prediction: np.ndarray, X, y, dim: str, excl: int) -> None:

@@ -60,8 +60,6 @@ def one_time_chunk(obj, dim: str, what: str, shown: str | None = None):
     name = dim if shown is None else shown
     import warnings
 
-    from .cross import _stacklevel  # the user's frame (cross imports this module)
-
     warnings.warn(
         f"{what}: the time dim {name!r} is split into {len(chunks)} dask chunks; it is "
         f"rechunked into one ({obj.sizes[dim]} points per series), which gathers every "
@@ -69,9 +67,25 @@ def one_time_chunk(obj, dim: str, what: str, shown: str | None = None):
         f"({nbytes / 2**20:,.1f} MiB) through the scheduler once more: chunk along the series "
         f"dims only, e.g. data.chunk({{{name!r}: -1}}) or xr.open_dataset(path, "
         f"chunks={{{name!r}: -1}}), to avoid this",
-        UserWarning, stacklevel=_stacklevel(),
+        UserWarning, stacklevel=user_stacklevel(),
     )
     return obj.chunk({dim: -1})
+
+
+def user_stacklevel() -> int:
+    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
+    inside apply_ufunc point at the user's call."""
+    import os
+    import sys
+
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
+                 if getattr(m, "__file__", None))
+    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
+                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:

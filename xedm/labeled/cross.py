@@ -11,9 +11,11 @@ import pandas as pd
 import xarray as xr
 
 from ..core import validate as v
-from ..stats.surrogates import check_method
+from ..memory import check_memory, check_work
+from ..stats.surrogates import check_method, check_options
 from .checks import variable_names
 from .common import check_numeric, one_time_chunk, resolve_dim
+from .common import user_stacklevel as _stacklevel
 
 _SER = "__xedm_series__"
 # dims (and the coordinate E) of the results: the data may not have dims of these names
@@ -153,27 +155,24 @@ def _check_exclusion(T: int, E: int, tau: int, Tp: int, excl: int, name: str = "
         )
 
 
-def _memory_bytes() -> int | None:
-    import os
-
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _check_sample_memory(n: int, T: int, n_sizes: int, samples: int) -> None:
-    """Refuse a number of samples whose sampled libraries ((sizes x samples, T) masks and
-    their random numbers) and per-sample skills ((n, n, sizes, samples)) cannot fit in
-    this machine's memory, rather than fail in the middle with a MemoryError."""
-    need = n_sizes * samples * (5 * T + 24 * n * n)
-    total = _memory_bytes()
-    if total is not None and need > total:
-        raise ValueError(
-            f"samples={samples} with {n_sizes} lib_sizes, {n} series and {T} time points needs "
-            f"about {need / 2**30:,.0f} GiB (the sampled libraries and every sample's rho), "
-            f"more than this machine's {total / 2**30:,.0f} GiB; use fewer samples"
-        )
+def _check_sample_cost(n: int, T: int, sizes, samples: int, k: int, n_tp: int,
+                       n_boot: int) -> None:
+    """Refuse (or warn about) a number of samples whose sampled libraries ((sizes x samples,
+    T) masks and their random numbers), per-sample skills ((n, n, sizes, samples)) or
+    bootstrap of the convergence statistics cannot fit in this machine's memory, or whose
+    cross maps take hours, before any work is done.  Work: every sample of every library
+    series predicts its T points for every target, each walking its sorted neighbour row
+    until knn members of the sampled library (about knn * T / L entries)."""
+    n_sizes = len(sizes)
+    need = n_sizes * samples * (5 * T + 24 * n * n * n_tp)
+    what = f"ccm with samples={samples}, {n_sizes} lib_sizes, {n} series of {T} points"
+    check_memory(need, what + " (the sampled libraries and every sample's rho)",
+                 "use fewer samples")
+    if n_sizes >= 3:  # the bootstrap of the convergence statistics: (n_boot, samples) weights
+        check_memory(24.0 * n_boot * samples, f"ccm with n_boot={n_boot} and samples="
+                     f"{samples} (the bootstrap of rho_ci)", "use a smaller n_boot (e.g. 1000)")
+    per_sample = sum(T * (k + 1) * max(T / max(int(L), 1), 1.0) for L in sizes)
+    check_work(float(n) * n * n_tp * samples * per_sample, what, "use fewer samples")
 
 
 def _check_block(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what: str, params: str,
@@ -209,22 +208,6 @@ def _check_block(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what: str, 
             "(library) and columns (target) of rho are NaN",
             UserWarning, stacklevel=_stacklevel(),
         )
-
-
-def _stacklevel() -> int:
-    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
-    inside apply_ufunc point at the user's call."""
-    import os
-    import sys
-
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
-                 if getattr(m, "__file__", None))
-    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
-                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(skip):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _apply(X, tdim, func, out_dims, sizes, dtypes, check):
@@ -270,36 +253,40 @@ def _check_Tp_list(Tp) -> tuple[np.ndarray, bool]:
 def _check_significance(n, method, seed, quantiles, options, p_method="empirical") -> dict:
     """The surrogate settings of ccm/xmap, validated (``n`` = 0: no significance test)."""
     n = v.check_int("surrogates", n, 0, " (the number of surrogates per target; 0 for none)")
-    q = np.atleast_1d(np.asarray(quantiles, np.float64)) if quantiles is not None else []
-    if len(q) and (q.ndim != 1 or not np.all((q >= 0) & (q <= 1))):
-        raise ValueError(f"quantiles={quantiles!r} is invalid; give numbers in [0, 1]")
+    q = v.check_quantiles(quantiles)
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"surrogate_options must be a dict, got {type(options).__name__}")
+    if options and not n:
+        raise ValueError(f"surrogate_options={options!r} is given but surrogates=0 draws none; "
+                         "set surrogates= (e.g. 99) or leave surrogate_options out")
     if p_method not in ("empirical", "normal"):
         raise ValueError(f"p_method={p_method!r} is invalid; choose 'empirical' (rank among "
                          "the surrogates) or 'normal' (Fisher-z tail of the surrogates)")
+    if n and options:
+        check_options(method, options, "surrogate_options")
     opts = check_method(method, **(options or {})) if n else {}
     if n and seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     if n:
         seed = v.check_int("seed", seed, 0)
     return {"n": n, "method": method, "seed": seed, "options": opts, "p_method": p_method,
-            "quantiles": tuple(float(x) for x in q)}
+            "quantiles": q}
 
 
 def _check_surrogate_memory(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool) -> None:
     """Refuse surrogates whose series (three copies: drawn, scaled, grouped by E) or kept
-    per-pair rho cannot fit in this machine's memory, before any work is done."""
+    per-pair rho cannot fit in half of this machine's memory, before any work is done."""
+    if not n_sur:
+        return
     need = 24 * n * n_sur * T + (8 * n * n * n_tp * n_sur if keep_null else 0)
-    total = _memory_bytes()
-    if n_sur and total is not None and need > total // 2:
-        raise ValueError(
-            f"surrogates={n_sur} for {n} series of {T} time points needs about "
-            f"{need / 2**30:,.1f} GiB (the surrogate series"
-            f"{', and every surrogate rho' if keep_null else ''}), "
-            f"more than half of this machine's {total / 2**30:,.0f} GiB; use fewer surrogates"
-            + (" or keep_null=False" if keep_null else "") + ", or map subsets of the targets"
-        )
+    fix = ("use fewer surrogates" + (" or keep_null=False" if keep_null else "")
+           + ", or map subsets of the targets")
+    check_memory(need, f"surrogates={n_sur} for {n} series of {T} time points (the surrogate "
+                 f"series{', and every surrogate rho' if keep_null else ''})", fix, share=0.5)
+    # each surrogate is drawn (FFTs, permutations: ~100 operations a value) and cross-mapped
+    # from every library series (a few neighbours per point)
+    check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
+               f"surrogates={n_sur} for {n} series of {T} time points", fix)
 
 
 def _significance_attrs(sig: dict) -> dict:

@@ -33,10 +33,12 @@ from .checks import (
     PREDICTED,
     VAR,
     Data,
+    block_check,
     check_exclusion,
     check_horizon,
     check_names,
     check_predictions,
+    check_skill,
     is_lazy,
     library_check,
     pred_times,
@@ -135,6 +137,9 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
         xa = xa.astype(np.float64, copy=False)
         ya = ya.astype(np.float64, copy=False)
         lead = xa.shape[:-2]
+        if 0 in lead:  # a series dim of size 0: empty results, the core never sees it
+            return tuple(np.empty(lead + tuple(outputs[n][1][d] for d in outputs[n][0]),
+                                  outputs[n][2]) for n in names)
         res = core(xa.reshape((-1,) + xa.shape[-2:]), ya.reshape((-1, ya.shape[-1])))
         return tuple(np.asarray(res[n]).reshape(lead + np.shape(res[n])[1:]) for n in names)
 
@@ -229,6 +234,15 @@ _SKILL = {"rho": ([], {}, float), "mae": ([], {}, float), "rmse": ([], {}, float
           "n": ([], {}, np.int64)}
 
 
+def _check_results(func: str, results: dict, X, y, dim: str, excl: int, out_t) -> None:
+    """In-memory results: no finite prediction raises, some warn; NaN rho beside finite
+    predictions warns (too few pairs, zero variance, only forecasts finite)."""
+    pred = results["prediction"][1]
+    check_predictions(func, pred, X, y, dim, excl)
+    inside = (out_t >= 0) & (out_t < X.sizes[dim])
+    check_skill(func, results["rho"][1], results["n"][1], pred, inside, excl)
+
+
 def _skill_over(d: str, size: int):
     return {k: ([d], {d: size}, t) for k, (_, _, t) in _SKILL.items()}
 
@@ -248,7 +262,10 @@ _INPUT_NOTES = """Notes
     ValueError saying why (all-NaN data, NaN gaps, exclusion_radius, ...); when only some
     series (e.g. some neurons of a ``(neuron, time)`` array) have no finite prediction, their
     results are NaN and a UserWarning says how many (and how many of those are all-NaN).
-    Dask-backed data stays lazy, so these value checks are not made for it.
+    Finite predictions with a NaN rho (fewer than 3 pairs, e.g. a pred shorter than the
+    embedding window; a constant series, whose values have zero variance) warn, saying why.
+    Dask-backed data stays lazy: each chunk's results are checked when it is computed, and a
+    chunk with no finite prediction or rho warns (UserWarning) instead of raising.
 """
 
 
@@ -357,13 +374,13 @@ def simplex(
         finally:
             close()
 
-    results = _apply(X, y, dim, core, {
+    results = _apply(X, y, dim, block_check("simplex", core) if lazy else core, {
         "prediction": ([_OUT], {_OUT: P}, float),
         "observed": ([_OUT], {_OUT: P}, float),
         **_SKILL,
     }, lazy)
     if not lazy:
-        check_predictions("simplex", results[0]["prediction"][1], X, y, dim, excl)
+        _check_results("simplex", results[0], X, y, dim, excl, out_t)
     attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
                  **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs)
@@ -477,9 +494,9 @@ def smap(
     }
     if singular_values:
         outputs["singular_values"] = ([_OUT, "singular_value"], {"singular_value": nc}, float)
-    results = _apply(X, y, dim, core, outputs, lazy)
+    results = _apply(X, y, dim, block_check("smap", core) if lazy else core, outputs, lazy)
     if not lazy:
-        check_predictions("smap", results[0]["prediction"][1], X, y, dim, excl)
+        _check_results("smap", results[0], X, y, dim, excl, out_t)
     attrs.update(theta=float(thetas[0]), knn=-1 if knn is None else knn, solver=solver,
                  alpha=alpha, backend=backend, **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs, {"coef": coef})

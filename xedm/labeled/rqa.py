@@ -25,13 +25,17 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ..core.validate import check_bool
+from ..memory import check_memory, check_work
 from ..recurrence.measures import MEASURES, rqa_measures
 from ..recurrence.recurrence import (
     NORMS,
     RecurrenceProblem,
     embedding_coords,
+    eps_in_unit,
     line_histograms,
     thresholds,
+    unit_scale,
 )
 from ..recurrence.threshold import eps_for_recurrence_rate
 from .checks import as_xarray, variable_names
@@ -118,7 +122,9 @@ def _partner(data, arg, ncols, dim, what):
 
 
 def _check_int(value, name, lo):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r} is invalid; it must be an integer >= {lo}")
+    if value < lo:
         raise ValueError(f"{name}={value!r} is invalid; it must be an integer >= {lo}")
     return int(value)
 
@@ -185,8 +191,9 @@ def _threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kin
     return xs, None
 
 
-def _eps_matrix(prob, xs, ys, norm, eps_method):
-    """eps ``(nmat, K, nch)`` for every matrix of ``prob``: ``K = Kx`` when the joint series
+def _eps_matrix(prob, xs, ys, norm, eps_method, exps):
+    """eps ``(nmat, K, nch)`` for every matrix of ``prob`` (series scaled by ``unit_scale``,
+    exponents ``exps`` (nmat, nch)), in the scaled unit: ``K = Kx`` when the joint series
     follows the data (``ys is None``), else ``Kx * Ky`` (x-major, the outer product)."""
     nmat = prob.matrices.shape[0]
     rates = [t.values for t in (xs, ys) if t is not None and t.is_rate]
@@ -194,15 +201,19 @@ def _eps_matrix(prob, xs, ys, norm, eps_method):
     if rates:
         r, method = eps_for_recurrence_rate(prob, np.concatenate(rates), norm, eps_method)
     Kx = xs.size
-    ex = r[:, :Kx, 0] if xs.is_rate else np.broadcast_to(xs.values, (nmat, Kx))
+
+    def given(t, ch):  # a user's eps, in channel ch's scaled unit
+        return eps_in_unit(np.broadcast_to(t.values, (nmat, t.size)), exps[:, ch])
+
+    ex = r[:, :Kx, 0] if xs.is_rate else given(xs, 0)
     if prob.nch == 1:
         return np.ascontiguousarray(ex[..., None]), method
     if ys is None:
-        ey = r[:, :Kx, 1] if xs.is_rate else ex
+        ey = r[:, :Kx, 1] if xs.is_rate else given(xs, 1)
         return np.stack([ex, ey], axis=-1), method
     Ky = ys.size
     off = Kx if xs.is_rate else 0
-    ey = r[:, off:off + Ky, 1] if ys.is_rate else np.broadcast_to(ys.values, (nmat, Ky))
+    ey = r[:, off:off + Ky, 1] if ys.is_rate else given(ys, 1)
     e = np.empty((nmat, Kx, Ky, 2))
     e[..., 0] = ex[:, :, None]
     e[..., 1] = ey[:, None, :]
@@ -436,8 +447,7 @@ def rqa(
         raise ValueError(f"theiler={theiler} leaves no diagonal line: {where} gives {n_states} "
                          f"states and the Theiler window drops every pair with |i - j| < "
                          f"theiler; use theiler < {n_states}")
-    if histograms is None:
-        histograms = window is None
+    histograms = window is None if histograms is None else check_bool("histograms", histograms)
     batch_dims = [d for d in X.dims if d not in (_VAR, dim)]
     show = get_option("progress") if progress is None else progress
     if kind == "cross":
@@ -448,12 +458,15 @@ def rqa(
     nwin = len(starts)
     K = xs.size * (ys.size if ys is not None else 1)
     nch = 2 if kind == "joint" else 1
+    _check_cost(int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)), len(starts),
+                na, width_y - (E - 1) * tau, K, nch, histograms)
 
     def compute(xa, ya, show):
         """(measures, histograms, eps used, eps method) of the series of xa (and ya)."""
         xa, ya = _checked(xa, ya, kind)
         if kind == "cross":
             xa, ya = ya, xa
+        xa, ya, exps = unit_scale(xa, ya, nch)  # exact powers of 2: RQA is unit-free
         nbatch = xa.shape[0]
         # group matrices so that the per-thread histograms stay small (about 1e6 counters)
         per_group = max(1, int(1e6 // (K * (na + 1))))
@@ -471,7 +484,8 @@ def rqa(
         for group, group_cells in zip(groups, cells, strict=True):
             prob = _problem(xa, ya, kind, E, tau, theiler, [(b, starts[w]) for b, w in group],
                             width_x, width_y)
-            e, used_method = _eps_matrix(prob, xs, ys, norm, eps_method)
+            e, used_method = _eps_matrix(prob, xs, ys, norm, eps_method,
+                                         exps[[b for b, _ in group]])
             advance = _advance(bar, group_cells)
             h = line_histograms(prob, e, norm, backend, tile, progress=advance)
             advance(1.0)
@@ -481,7 +495,7 @@ def rqa(
             for i, (b, w) in enumerate(group):
                 for name in MEASURES:
                     meas[name][b, w] = m[name][i]
-                eps_used[b, w] = e[i]
+                eps_used[b, w] = np.ldexp(e[i], exps[b])  # in the data's unit
                 if histograms:
                     for k in _HIST:
                         hists[k][b] = h[k][i][:, : na + 1]
@@ -532,6 +546,26 @@ def _lazy_measures(compute, X, Y, dim, batch_dims, nwin, K, nch, na, histograms)
     hists = (dict(zip(hist_names, flat[len(MEASURES):-1], strict=True)) if histograms
              else None)
     return meas, hists, flat[-1]
+
+
+def _check_cost(nbatch: int, nwin: int, na: int, nb: int, K: int, nch: int,
+                histograms: bool) -> None:
+    """Refuse a call whose histograms (three per threshold: one per matrix group, one per
+    thread, the result's) or measures cannot fit in memory, or whose cells x thresholds
+    take hours; ``K`` thresholds (every eps / recurrence_rate combination)."""
+    import os
+
+    copies = 3 + (os.cpu_count() or 1) + (nbatch if histograms else 0)
+    need = 24.0 * K * (na + 1) * copies + 8.0 * (len(MEASURES) + nch) * nbatch * nwin * K
+    nmat = nbatch * nwin
+    what = f"rqa with {K} thresholds on {nmat} matri{'x' if nmat == 1 else 'ces'} of {na} x {nb}"
+    what += " states"
+    fix = "give fewer eps / recurrence_rate values (or use window= on shorter pieces)"
+    check_memory(need, what, fix)
+    check_work(float(nbatch) * nwin * na * nb * (K * nch + E_DIST_OPS), what, fix)
+
+
+E_DIST_OPS = 4  # a distance's few operations per cell besides its threshold comparisons
 
 
 def _advance(bar, cells: int):
@@ -666,6 +700,7 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                              f"matrix, so {t.name} must be one number; use rqa(...) for a "
                              "sweep")
     _check_eps_method(eps_method)
+    max_states = _check_int(max_states, "max_states", 2)
     index = time_index(X, dim)
     T = X.sizes[dim]
     Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
@@ -677,8 +712,13 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                          f"{max_states}); use xedm.rqa(...) for the measures of long series, "
                          "which never stores the matrix")
     batch_dims, xa, ya = _arrays(X, Y, kind, dim)
+    if xa.shape[0] == 0:
+        empty = [d for d in batch_dims if X.sizes[d] == 0]
+        raise ValueError(f"the data has no series: dim {empty[0]!r} has size 0; "
+                         "recurrence_plot draws the matrix of at least one series")
+    xa, ya, exps = unit_scale(xa, ya, 2 if kind == "joint" else 1)
     prob = _problem(xa, ya, kind, E, tau, 0, [(b, 0) for b in range(xa.shape[0])], T, Ty)
-    e, _ = _eps_matrix(prob, xs, ys, norm, eps_method)
+    e, _ = _eps_matrix(prob, xs, ys, norm, eps_method, exps)
     thr = thresholds(e, norm, prob.nch, prob.matrices.shape[0])[:, 0]
     code = NORMS.index(norm)
     R = np.ones((prob.matrices.shape[0], na, nb), bool)
@@ -706,7 +746,7 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     attrs = {"xedm_function": "recurrence_plot", "kind": kind, "E": E, "tau": tau,
              "norm": norm}
     for ch, name in enumerate(["eps", "joint_eps"][:prob.nch]):
-        vals = e[:, 0, ch]
+        vals = np.ldexp(e[:, 0, ch], exps[:, ch])  # in the data's unit
         attrs[name] = float(vals[0]) if np.all(vals == vals[0]) else vals.tolist()
     for t in (xs, ys):
         if t is not None and t.is_rate:

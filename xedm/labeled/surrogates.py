@@ -6,7 +6,8 @@ import numpy as np
 import xarray as xr
 
 from ..core import validate as v
-from ..stats.surrogates import check_method, make_surrogates
+from ..memory import check_memory
+from ..stats.surrogates import check_method, check_options, make_surrogates
 from .common import check_numeric, one_time_chunk, resolve_dim
 
 
@@ -66,6 +67,34 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
     out = xr.DataArray(S, dims=("surrogate", *other, dim), coords=x.coords, name=da.name,
                        attrs=dict(da.attrs))
     return out.transpose("surrogate", *da.dims), info
+
+
+_DEFAULTS = {"period": None, "block_length": None, "E": 2, "tau": 1, "recurrence_rate": 0.1,
+             "eps": None, "harmonics": 3, "norm": "euclidean"}
+
+
+def _is_default(key: str, value) -> bool:
+    default = _DEFAULTS[key]
+    if default is None or value is None:
+        return value is default
+    try:
+        return bool(value == default) and type(value) is not bool
+    except (TypeError, ValueError):  # arrays and other odd values: the method's checks say
+        return False
+
+
+def _check_size(data, tdim: str, n: int) -> None:
+    """A time dim with no points, or more surrogates than memory holds, refused up front."""
+    T = data.sizes[tdim]
+    if T == 0:
+        raise ValueError(f"the time dim {tdim!r} has no points: there is nothing to draw "
+                         "surrogates of; pass a non-empty series")
+    series = [da for da in ([data] if isinstance(data, xr.DataArray) else data.data_vars.values())
+              if tdim in da.dims]
+    cells = sum(int(np.prod([da.sizes[d] for d in da.dims], dtype=np.float64)) for da in series)
+    # the result and the method's working copy (float64), n per value of the data
+    check_memory(16.0 * n * cells, f"surrogates(n={n}) of {cells:,} values",
+                 "use a smaller n, or fewer series at a time")
 
 
 def surrogates(
@@ -141,6 +170,10 @@ def surrogates(
         raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
                         "; wrap numpy arrays with xr.DataArray(values, dims=['time'])")
     n = v.check_int("n", n, 1, " (the number of surrogates per series)")
+    given = {"period": period, "block_length": block_length, "E": E, "tau": tau,
+             "recurrence_rate": recurrence_rate, "eps": eps, "harmonics": harmonics,
+             "norm": norm}
+    check_options(method, [k for k, val in given.items() if not _is_default(k, val)])
     params = check_method(method, period=period, block_length=block_length, E=E, tau=tau,
                           recurrence_rate=recurrence_rate, eps=eps, harmonics=harmonics,
                           norm=norm)
@@ -148,6 +181,7 @@ def surrogates(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     tdim = resolve_dim(data, dim)
+    _check_size(data, tdim, n)
     attrs = {"surrogate_method": method, "surrogate_seed": seed, "surrogates": n,
              **{f"surrogate_{k}": val for k, val in params.items()}}
     if isinstance(data, xr.DataArray):

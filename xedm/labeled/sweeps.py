@@ -15,12 +15,14 @@ import xarray as xr
 from ..core import simplex as _simplex
 from ..core import smap as _smap
 from ..core import validate as v
+from ..memory import check_memory, check_work
 from ..neighbors.base import (
     neighbor_attrs,
 )
 from .checks import (
     Data,
     add_best,
+    block_check,
     check_exclusion,
     check_horizon,
     check_sweep,
@@ -48,7 +50,8 @@ _SWEEP_NOTES = """Notes
     counting the series without any finite rho; ``best_{d}`` is NaN for those series (the
     variable is then float) and otherwise the value with the highest rho (ties to the first).
     With dask-backed data the result stays lazy, ``best_{d}`` is a lazy float variable (no
-    attr), and these checks are not made.  Input types are handled as in :func:`simplex`.
+    attr), and each chunk is checked when it is computed: a chunk without any finite rho
+    warns (UserWarning), saying why.  Input types are handled as in :func:`simplex`.
 """
 
 
@@ -137,7 +140,8 @@ def embed_dimension(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("E", len(E_list)), lazy)
+    results = _apply(X, y, dim, block_check("embed_dimension", core) if lazy else core,
+                     _skill_over("E", len(E_list)), lazy)
     attrs.pop("E")
     attrs.update(E_max=int(E_list[-1]), knn=-1 if knn is None else knn, backend=backend,
                  **neighbor_attrs(method, lazy))
@@ -233,7 +237,8 @@ def predict_interval(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("Tp", len(Tp_list)), lazy)
+    results = _apply(X, y, dim, block_check("predict_interval", core) if lazy else core,
+                     _skill_over("Tp", len(Tp_list)), lazy)
     attrs.pop("Tp")
     attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
                  **neighbor_attrs(method, lazy))
@@ -298,6 +303,8 @@ def predict_nonlinear(
     T = len(index)
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, T, spec["lib"], pred_t, [(kE, tau, Tp)])
+    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), min(knn or T, T),
+                      1 + kE * _ncols(attrs))
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
@@ -317,13 +324,24 @@ def predict_nonlinear(
             close()
         return {k: res[k].T for k in _SKILL}
 
-    results = _apply(X, y, dim, core, _skill_over("theta", len(thetas)), lazy)
+    results = _apply(X, y, dim, block_check("predict_nonlinear", core) if lazy else core,
+                     _skill_over("theta", len(thetas)), lazy)
     attrs.update(knn=-1 if knn is None else knn, solver=solver, alpha=alpha, backend=backend,
                  **neighbor_attrs(method, lazy))
     ds = _finish(results, dim, index, None, attrs, {"theta": thetas})
     if not lazy:
         check_sweep("predict_nonlinear", ds, "theta", X, y, dim, excl)
     return add_best(ds, "theta", lazy)
+
+
+def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int) -> None:
+    """predict_nonlinear holds every theta's predictions and coefficients ((theta, series,
+    P, 1 + C*E) float64) and solves one weighted least-squares problem of k rows and nc
+    columns per theta and prediction: refused up front when that cannot fit or takes hours."""
+    what = f"predict_nonlinear with {n_theta:,} theta values on {B} series of {P} predictions"
+    fix = "give fewer theta values (the default list has 16)"
+    check_memory(8.0 * n_theta * B * P * (nc + 3), what, fix, share=0.5)  # + working copies
+    check_work(float(n_theta) * B * P * k * nc * nc, what, fix)
 
 
 for _f in (embed_dimension, predict_interval, predict_nonlinear):

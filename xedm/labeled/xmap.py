@@ -31,7 +31,7 @@ from .cross import (
     _check_block,
     _check_exclusion,
     _check_library,
-    _check_sample_memory,
+    _check_sample_cost,
     _check_significance,
     _check_surrogate_memory,
     _check_Tp_list,
@@ -173,7 +173,10 @@ def ccm(
                    "everywhere, which has no correlation")
             raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
                              f"got {sizes.min()}")
-    _check_sample_memory(n * len(Tps), T, len(sizes), samples)
+    keep_samples = v.check_bool("keep_samples", keep_samples)
+    keep_null = v.check_bool("keep_null", keep_null)
+    _check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
+                       len(Tps), n_boot)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
@@ -403,6 +406,7 @@ def xmap(
     Tps, lagged = _check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
+    keep_null = v.check_bool("keep_null", keep_null)
     sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"],
@@ -497,6 +501,7 @@ def xmap(
         rho, Es = xmap_blocks(X.data, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tps,
                               knn=knn, excl=excl, backend=backend, method=search.method,
                               recall=search.recall, labels=labels)
+        rho = rho.map_blocks(_pair_block_check(labels, params), dtype=rho.dtype)
         res = [xr.DataArray(rho, dims=pairs), xr.DataArray(Es, dims=["target"])]
     else:
         res = _apply(X, tdim, one, out_dims, sizes, dtypes, check)
@@ -532,3 +537,31 @@ def xmap(
                                   + (", separately at each Tp" if lagged else ""))
     ds.attrs["xedm_function"] = "xmap"
     return ds
+
+
+def _pair_block_check(labels, params: str):
+    """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
+    block without one finite rho warns at compute time, naming its pairs (the in-memory
+    call raises; a lazy one must not lose the other blocks)."""
+    import warnings
+
+    from .common import user_stacklevel as _stacklevel
+
+    def show(part):
+        part = [x.item() if isinstance(x, np.generic) else x for x in part]
+        return str(part) if len(part) <= 4 else f"[{part[0]!r}, ..., {part[-1]!r}]"
+
+    def check(block, block_info=None):
+        if block.size and not np.isfinite(block).any():
+            where = ""
+            if block_info and 0 in block_info:
+                (a0, a1), (b0, b1) = block_info[0]["array-location"][:2]
+                where = (f" (library {show(labels[a0:a1])} x target {show(labels[b0:b1])}, one "
+                         "dask block of the result)")
+            warnings.warn(
+                f"xmap{where}: no (library, target) pair has a finite rho for {params}: the "
+                "series are all NaN, or too short, too gappy (NaN) or constant for these "
+                "parameters", UserWarning, stacklevel=_stacklevel())
+        return block
+
+    return check

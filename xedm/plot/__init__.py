@@ -29,6 +29,7 @@ from typing import Any
 import xarray as xr
 
 from .. import api
+from ._base import call_view
 from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
@@ -129,6 +130,7 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     """
     name = made_by(obj)
     rho = obj.get("rho") if isinstance(obj, xr.Dataset) else obj
+    view = VIEWS[name]
     if name in ("ccm", "xmap") and rho is not None and "Tp" in rho.dims:
-        return lag_plot(obj, **kwargs)  # time-lagged cross maps: skill against the lag
-    return VIEWS[name](obj, **kwargs)
+        view = lag_plot  # time-lagged cross maps: skill against the lag
+    return call_view(view, obj, name, kwargs)

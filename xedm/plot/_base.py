@@ -24,6 +24,11 @@ NAMES = {
 def new_axes(ax=None, **subplots: Any):
     """``ax``, or the Axes of a new constrained-layout figure (legends outside fit in)."""
     if ax is not None:
+        from matplotlib.axes import Axes
+
+        if not isinstance(ax, Axes):
+            raise TypeError(f"ax must be a matplotlib Axes (e.g. from plt.subplots()) or None, "
+                            f"got {type(ax).__name__} {ax!r}")
         return ax
     import matplotlib.pyplot as plt
 
@@ -35,6 +40,12 @@ def new_figure(nrows: int, fig=None, **kwargs: Any):
     """(Figure, Axes array) with ``nrows`` rows sharing x; on ``fig`` (cleared) when given."""
     import matplotlib.pyplot as plt
 
+    if fig is not None:
+        from matplotlib.figure import Figure, SubFigure
+
+        if not isinstance(fig, (Figure, SubFigure)):
+            raise TypeError(f"fig must be a matplotlib Figure or None, got {type(fig).__name__} "
+                            f"{fig!r}")
     if fig is None:
         fig = plt.figure(layout="constrained", figsize=kwargs.pop("figsize", (8, 2.2 * nrows)))
     else:
@@ -44,9 +55,11 @@ def new_figure(nrows: int, fig=None, **kwargs: Any):
 
 
 def variable(obj: xr.Dataset | xr.DataArray, var: str) -> xr.DataArray:
+    if not isinstance(var, str):
+        raise TypeError(f"var must be the name of a variable (a str), got {var!r}")
     if isinstance(obj, xr.DataArray):
         return obj
-    if var not in obj:
+    if var not in obj.data_vars:
         raise ValueError(f"variable {var!r} not in the result; it has {sorted(obj.data_vars)}")
     return obj[var]
 
@@ -98,3 +111,38 @@ def outside_legend(ax, **kwargs: Any):
     kwargs.setdefault("borderaxespad", 0.0)
     kwargs.setdefault("frameon", False)
     return ax.legend(**kwargs)
+
+
+def call_view(view, obj, made: str, kwargs: dict):
+    """``view(obj, **kwargs)``, with a keyword that neither the view nor matplotlib takes
+    refused as a TypeError naming it and the view's parameters (matplotlib's own message
+    is an AttributeError about ``Line2D.set()``)."""
+    import inspect
+    import re
+
+    sig = inspect.signature(view).parameters.values()
+    own = [p.name for p in list(sig)[1:] if p.kind is not p.VAR_KEYWORD]
+    try:
+        return view(obj, **kwargs)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:
+        m = re.search(r"unexpected keyword argument '(\w+)'", str(err))
+        if m is None or m.group(1) not in kwargs:
+            if not kwargs or (isinstance(err, (TypeError, ValueError))
+                              and any(re.search(rf"\b{re.escape(k)}\b", str(err))
+                                      for k in kwargs)):
+                raise  # the default view failed, or the message names the keyword already
+            # a keyword's value the view cannot use (a missing variable or dim, a wrong
+            # type): say which keywords were given, not matplotlib's or pandas' internals
+            given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            cls = TypeError if isinstance(err, (TypeError, AttributeError)) else ValueError
+            raise cls(f"plot: the {view.__name__} view (the plot of a {made} result) cannot use "
+                      f"{given}: {type(err).__name__}: {err}; its parameters are {own}"
+                      ) from None
+        key = m.group(1)
+        to_mpl = any(p.kind is p.VAR_KEYWORD for p in sig)
+        raise TypeError(
+            f"plot: {key}={kwargs[key]!r} is not a parameter of the {view.__name__} view (the "
+            f"plot of a {made} result), whose parameters are {own}"
+            + ("; other keywords go to matplotlib, which does not take it either" if to_mpl
+               else "") + f": leave {key} out"
+        ) from None

@@ -27,7 +27,23 @@ def arrow(library: Any, target: Any) -> str:
 
 def _pairs(da: xr.DataArray, pairs, include_self: bool):
     if pairs is not None:
-        return [(lib, tgt) for lib, tgt in pairs]
+        libs, tgts = list(da["library"].values), list(da["target"].values)
+        try:
+            out = [(lib, tgt) for lib, tgt in pairs]
+        except (TypeError, ValueError):
+            raise TypeError(f"pairs must be a list of (library, target) label pairs, got "
+                            f"{pairs!r}") from None
+        for lib, tgt in out:
+            for value, name, valid in ((lib, "library", libs), (tgt, "target", tgts)):
+                try:
+                    known = value in valid
+                except (TypeError, ValueError):
+                    known = False
+                if not known:
+                    shown = [v.item() if isinstance(v, np.generic) else v for v in valid]
+                    raise ValueError(f"pairs: {value!r} is not a {name} label of the result; "
+                                     f"choose from {shown}")
+        return out
     return [(lib, tgt) for lib in da["library"].values for tgt in da["target"].values
             if include_self or lib != tgt]
 
@@ -259,6 +275,10 @@ def causal_map(
                 markersize=max(3.0, 120 / max(len(libs), 1)), linestyle="none",
                 label=f"{name.replace('_', '-')} < {num(alpha)}")
     if truth is not None:
+        if not (isinstance(truth, xr.DataArray) and set(truth.dims) == {"driver", "driven"}):
+            raise TypeError("truth must be a boolean DataArray over (driver, driven), such as "
+                            "xedm.datasets.many_series(...).adjacency; got "
+                            f"{type(truth).__name__}")
         links = truth.transpose("driver", "driven")
         rows, cols = [], []
         for driver, driven in zip(*np.nonzero(links.values), strict=True):

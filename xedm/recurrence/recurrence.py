@@ -61,6 +61,46 @@ def squared_threshold(eps: float) -> float:
     return float(s)
 
 
+def unit_scale(xa: np.ndarray, ya: np.ndarray | None = None, nch: int = 1):
+    """Copies of finite ``xa`` (B, rows, T) and ``ya`` (B, rows_y, Ty) multiplied by powers of
+    2, and those exponents ``e`` (B, nch): RQA is then unit-free.
+
+    Channel ``ch`` of series ``b`` (rows ``ch * rows/nch`` onward; ``ya`` belongs to channel
+    0, the cross partner) is multiplied by ``2**-e[b, ch]``, which brings its largest |value|
+    into [0.5, 1).  The scaling is exact, so distances are the data's times ``2**-e`` to the
+    last bit: a threshold ``eps`` on the data is ``ldexp(eps, -e)`` here
+    (:func:`eps_in_unit`), and an eps found here is ``ldexp(eps, e)`` on the data.  Without
+    it, data of 1e-300 would give squared distances that underflow to 0 (everything
+    recurrent) and data of 1e+300 infinite ones.
+
+    >>> x = np.array([[[3.0, -6.0, 1e-3]]])
+    >>> xs, _, e = unit_scale(x)
+    >>> e.tolist(), xs.tolist()
+    ([[3]], [[[0.375, -0.75, 0.000125]]])
+    """
+    B, rows, _ = xa.shape
+    per = rows // nch
+    mx = np.zeros((B, nch))
+    for ch in range(nch):
+        mx[:, ch] = np.abs(xa[:, ch * per:(ch + 1) * per]).max(axis=(1, 2), initial=0.0)
+    if ya is not None:
+        mx[:, 0] = np.maximum(mx[:, 0], np.abs(ya).max(axis=(1, 2), initial=0.0))
+    e = np.maximum(np.frexp(mx)[1], -1021).astype(np.int64)
+    f = np.ldexp(1.0, -e)  # a power of 2 (subnormal for e = 1024, still exact)
+    xs = xa * np.repeat(f, per, axis=1)[:, :, None]
+    ys = None if ya is None else ya * f[:, :1, None]
+    return xs, ys, e
+
+
+def eps_in_unit(eps, e) -> np.ndarray:
+    """``eps`` (..., K) on the data as a threshold on :func:`unit_scale`'s series of exponent
+    ``e`` (...): ``ldexp(eps, -e)``, kept above 0 (where it underflows, only exact zeros
+    recur, as on the data)."""
+    eps = np.asarray(eps, np.float64)
+    out = np.ldexp(eps, -np.asarray(e, np.int64)[..., None])
+    return np.where((out == 0) & (eps > 0), np.nextafter(0.0, 1.0), out)
+
+
 def embedding_coords(nvars: int, E: int, tau: int, nchannels: int = 1):
     """Coordinates of the lagged state: ``(cvar, coff, cchan)`` int64 arrays.
 

@@ -54,6 +54,33 @@ def series_rng(seed: int, b: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(b,))))
 
 
+# the parameters each method takes (any other is refused, not silently ignored)
+METHOD_PARAMS = {"ebisuzaki": (), "shuffle": (), "seasonal": ("period", "harmonics"),
+                 "block": ("block_length",),
+                 "twin": ("E", "tau", "recurrence_rate", "eps", "norm")}
+
+
+def check_options(method: str, given, where: str = "") -> None:
+    """Refuse parameters in ``given`` (names) that ``method`` does not take, naming the
+    method(s) they belong to; ``where`` is how the user passed them (e.g. "surrogate_options")."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"surrogate method={method!r} is invalid; choose one of {list(METHODS)}")
+    for key in given:
+        if key in METHOD_PARAMS.get(method, ()):
+            continue
+        owners = [m for m, names in METHOD_PARAMS.items() if key in names]
+        what = f"{where}[{key!r}]" if where else key
+        if owners:
+            raise ValueError(f"{what} is a parameter of surrogate method "
+                             f"{' and '.join(map(repr, owners))}, not of {method!r}, which "
+                             f"takes {list(METHOD_PARAMS[method]) or 'no parameters'}; "
+                             "leave it out or choose that method")
+        known = sorted({n for names in METHOD_PARAMS.values() for n in names})
+        raise ValueError(f"{what} is not a surrogate parameter; method {method!r} takes "
+                         f"{list(METHOD_PARAMS[method]) or 'no parameters'} (all methods: "
+                         f"{known})")
+
+
 def check_method(method, *, period=None, block_length=None, E=2, tau=1, recurrence_rate=0.1,
                  eps=None, harmonics=3, norm="euclidean") -> dict:
     """Validate the method and its parameters; returns the parameters the method uses."""
@@ -139,6 +166,9 @@ def _seasonal_cycle(x, period, harmonics):
 
 def _block(vals, n, L, rng):
     m = len(vals)
+    # a block longer than the series is the series from its start, cut to length: the same
+    # draw as a block of length m (and no (n, L) index array of a huge L)
+    L = min(L, m)
     nb = -(-m // L)
     starts = rng.integers(0, m, (n, nb))
     pos = (starts[:, :, None] + np.arange(L)) % m
@@ -152,6 +182,11 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
         raise ValueError(f"twin surrogates keep the recurrence matrix of the series in memory; "
                          f"{P} states exceed the limit of {TWIN_MAX_STATES}: use a shorter "
                          "series or method='ebisuzaki'")
+    from ..recurrence.recurrence import eps_in_unit, unit_scale
+
+    # distances on x times a power of 2 (exact), as rqa: the twins do not depend on the unit
+    xs, _, ex = unit_scale(np.asarray(x, np.float64)[None, None])
+    x = xs[0, 0]
     V = np.stack([x[(E - 1 - e) * tau:(E - 1 - e) * tau + P] for e in range(E)], axis=1)
     if eps is None:
         from ..recurrence.recurrence import RecurrenceProblem
@@ -159,6 +194,8 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
 
         prob = RecurrenceProblem.single(x, E=E, tau=tau)
         eps = float(eps_for_recurrence_rate(prob, [recurrence_rate], norm=norm)[0][0, 0, 0])
+    else:
+        eps = float(eps_in_unit([eps], ex[0])[0])
     keys: dict[bytes, int] = {}
     cls = np.empty(P, np.int64)
     step = max(1, 2**22 // max(P, 1))
@@ -173,7 +210,7 @@ def _twin_classes(x, E, tau, norm, eps=None, recurrence_rate=None):
         bits = np.packbits(d < eps, axis=1)
         for i, row in enumerate(bits):
             cls[r0 + i] = keys.setdefault(row.tobytes(), len(keys))
-    return cls, eps
+    return cls, float(np.ldexp(eps, int(ex[0, 0])))  # in the data's unit
 
 
 def _twin(x, n, rng, E, tau, norm, eps=None, recurrence_rate=None):
