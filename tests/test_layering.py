@@ -21,6 +21,7 @@ as well (``test_checks_find_planted_violations``), so each of them is known to b
 from __future__ import annotations
 
 import ast
+import functools
 import textwrap
 from pathlib import Path
 
@@ -156,6 +157,7 @@ class _Imports(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+@functools.cache  # parsed once for all the checks
 def imported_names(module: str, path: Path) -> list[tuple[tuple[str, ...], int]]:
     """The dotted names ``module`` imports (each a tuple of candidates, best first), with lines."""
     base = module if path.name == "__init__.py" else module.rpartition(".")[0]
