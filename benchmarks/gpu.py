@@ -236,7 +236,7 @@ def bench_simplex(args, rows):
                     pk = peer(args, row, "kedm_gpu", lambda km=km, x32=x32, E=E: km.simplex(
                         x32, x32, E=E))
                     if pk is not None:
-                        from compare import kedm_rho
+                        from _compare_measure import kedm_rho
 
                         row["rho_kedm"] = float(kedm_rho(np.asarray(x, float), pk, E))
             print("  ", {k: v for k, v in row.items() if k not in ("case",)}, flush=True)
@@ -287,7 +287,7 @@ def bench_smap(args, rows):
             pk = peer(args, row, "kedm_gpu", lambda km=km, x32=x32: km.smap(x32, x32, E=20,
                                                                           theta=2.0))
             if pk is not None:
-                from compare import kedm_rho
+                from _compare_measure import kedm_rho
 
                 row["rho_kedm"] = float(kedm_rho(np.asarray(x, float), pk, 20))
         print("  ", row, flush=True)
