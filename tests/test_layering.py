@@ -68,10 +68,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("xedm.datasets",),
     # numba and CuPy kernels
     ("xedm.kernels",),
-    # leaves, importable from anywhere, importing only other leaves: the options, and the
-    # parameter checks every layer shares (labeled/, core/, stats/), which import nothing of
-    # xedm's
-    ("xedm.options", "xedm.core.validate"),
+    # leaves, importable from anywhere, importing only other leaves: the options; the memory
+    # and work policy (every layer sizes its work by it); the parameter checks every layer
+    # shares (labeled/, core/, stats/); the neighbour methods' declarations (plain data, read
+    # by the options' validator and by the dispatcher)
+    ("xedm.options", "xedm.memory", "xedm.core.validate", "xedm.neighbors.registry"),
 )
 LEAF_PREFIX = "_"  # xedm._name (not xedm.__name__) is a leaf
 
