@@ -525,7 +525,6 @@ def test_pyunicorn_joint_parity(norm, metric):
         ({"eps": 0.1, "E": 3, "tau": 2, "theiler": 500}, "theiler=500.*theiler < 46"),
         ({"eps": 0.1, "theiler": 10, "window": 10}, "theiler=10.*window=10.*theiler < 10"),
         ({"recurrence_rate": 0.1, "eps_method": "fast"}, "eps_method="),
-        ({"eps": 0.1, "E": 2.0}, "E="),
         ({"eps": 0.1, "tile": 0}, "tile="),
     ],
 )
@@ -533,6 +532,13 @@ def test_bad_inputs(kwargs, match):
     x = xr.DataArray(logistic(50), dims="time")
     with pytest.raises(ValueError, match=match):
         x.edm.rqa(backend="cpu", **kwargs)
+
+
+def test_non_integer_counts_are_type_errors():
+    x = xr.DataArray(logistic(50), dims="time")
+    for name, value in (("E", 2.0), ("tau", "1"), ("theiler", True), ("l_min", None)):
+        with pytest.raises(TypeError, match=f"{name}="):
+            x.edm.rqa(backend="cpu", eps=0.1, **{name: value})
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ Examples
 >>> try:
 ...     check_work(1e15, "ccm with samples=10**9", "use fewer samples")
 ... except ValueError as err:
-...     print(str(err)[:60])
+...     print(str(err)[:61])
 ccm with samples=10**9 needs about 1e+15 elementary operation
 """
 

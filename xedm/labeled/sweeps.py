@@ -309,7 +309,7 @@ def predict_nonlinear(
     T = len(index)
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, T, spec["lib"], pred_t, [(kE, tau, Tp)])
-    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), T if knn is None else knn,
+    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), min(knn or T, T),
                       1 + kE * _ncols(attrs))
     lazy = is_lazy(X, y)
     if lazy:
