@@ -380,3 +380,35 @@ def test_phase_spectrum_kernel_equals_numpy():
     phase = rng.uniform(0.0, 2.0 * np.pi, (9, 257))
     got = get_kernel("phase_spectrum", "cpu")(amp, phase)
     np.testing.assert_allclose(got, amp * np.exp(1j * phase), rtol=1e-15, atol=1e-14)
+
+
+# ---------------------------------------------------------------- stats.significance helpers
+@pytest.mark.parametrize("p_method", ["empirical", "normal"])
+def test_null_significance_and_map_qvalues_against_naive(p_method):
+    from xedm.stats.significance import map_qvalues, null_significance
+
+    rng = np.random.default_rng(4)
+    n, nTp, n_sur = 4, 2, 7
+    obs = np.tanh(rng.standard_normal((n, n, nTp)))
+    null = np.tanh(rng.standard_normal((n, n, nTp, n_sur)) * 0.5)
+    obs[0, 1, 0] = np.nan  # NaN observed: NaN p
+    null[2, 3, 1] = np.nan  # no finite null: NaN p
+    null[1, 2, 0, :5] = np.nan  # a partial null: fewer surrogates count (and 2 for the fit)
+    null[3, 0, 1, 2] = obs[3, 0, 1]  # a tie counts as >=
+    quantiles = [0.1, 0.5, 0.9]
+    p, q = null_significance(obs, null, quantiles, p_method)
+    ref = naive.p_value if p_method == "empirical" else naive.normal_p_value
+    want = np.vectorize(lambda i, j, t: ref(obs[i, j, t], null[i, j, t]))(
+        *np.indices(obs.shape))
+    np.testing.assert_allclose(p, want, rtol=1e-12, equal_nan=True)
+    assert np.isnan(p[0, 1, 0]) and np.isnan(p[2, 3, 1])
+    for i, j, t in np.ndindex(obs.shape):
+        fin = null[i, j, t][np.isfinite(null[i, j, t])]
+        np.testing.assert_allclose(q[i, j, t], np.quantile(fin, quantiles) if fin.size else
+                                   np.full(3, np.nan), rtol=1e-12, equal_nan=True)
+    qv = map_qvalues(p)
+    off = ~np.eye(n, dtype=bool)
+    for t in range(nTp):
+        want_q = np.full((n, n), np.nan)
+        want_q[off] = naive.bh(list(p[:, :, t][off]))
+        np.testing.assert_allclose(qv[:, :, t], want_q, rtol=1e-12, equal_nan=True)

@@ -10,6 +10,7 @@ about the input and the results (containers, dtypes, names, nothing finite) is i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,25 @@ THETAS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0
 _OUT = "__xedm_out__"
 
 
+@dataclass(frozen=True, eq=False)
+class Params:
+    """The checked data and parameters of a predicting function (:func:`_params`)."""
+
+    X: xr.DataArray  # the columns (one or more), dims (dim, column)
+    y: xr.DataArray  # the target
+    index: Any  # the time coordinate (a pandas Index)
+    dim: str  # the time dim
+    E: int
+    tau: int  # the lag step (1 when embedded: no lags)
+    Tp: int
+    knn: int | None
+    excl: int  # exclusion radius
+    spec: dict  # "lib" (library spec) and "pred_mask"
+    attrs: dict  # the result's attrs
+
+
 def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
-            embedded, func: str = "simplex", reserved=PREDICTED, E_name: str = "E"):
+            embedded, func: str = "simplex", reserved=PREDICTED, E_name: str = "E") -> Params:
     embedded = v.check_bool("embedded", embedded)
     X, y, cols, tgt, dim = select(data, columns, target, dim)
     check_names(func, X, y, reserved)
@@ -97,7 +115,7 @@ def _params(data: Data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, t
         "xedm_function": func,  # which function made the result (result.edm.plot dispatches)
     }
     tau = lag_step(E, tau, bool(embedded))  # no lags: tau has no effect
-    return X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs
+    return Params(X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs)
 
 
 def _engines(backend, neighbors, kernels: Sequence[str], recall=None, *, n_lib: int, dim: int,
@@ -349,8 +367,10 @@ def simplex(
     >>> ds.edm.simplex(columns=["a", "b"], embedded=True).attrs["E"]  # E = number of columns
     2
     """
-    X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
+    p = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
+    X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
+    tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
@@ -448,9 +468,11 @@ def smap(
     """
     reserved = PREDICTED.union(("coefficients", "coef"), ("singular_values", "singular_value")
                                 if singular_values else ())
-    X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
+    p = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
         "smap", reserved)
+    X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
+    tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     thetas = v.check_theta(theta)
     if thetas.size != 1:
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")

@@ -112,9 +112,11 @@ def embed_dimension(
     else:
         E_list = np.sort(v.check_int_list("E", E, 1))
         E_top, what, fix = int(E_list[-1]), "E", "smaller E values"
-    X, y, index, dim, _, tau, Tp, knn, excl, spec, attrs = _params(
+    p = _params(
         data, E_top, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
         False, "embed_dimension", _sweep_reserved("E"), what)
+    X, y, index, dim, tau = p.X, p.y, p.index, p.dim, p.tau
+    Tp, knn, excl, spec, attrs = p.Tp, p.knn, p.excl, p.spec, p.attrs
     if E is None:
         E_list = np.arange(1, E_top + 1)  # after the check that E_max fits the series
     T = len(index)
@@ -204,9 +206,11 @@ def predict_interval(
     else:
         Tp_list = v.check_int_list("Tp", Tp)
         what, fix = "Tp", "other Tp values"
-    X, y, index, dim, E, tau, _, knn, excl, spec, attrs = _params(
+    p = _params(
         data, E, tau, 1 if Tp is None else int(Tp_list[0]), knn, exclusion_radius, lib, pred,
         columns, target, dim, embedded, "predict_interval", _sweep_reserved("Tp"))
+    X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
+    tau, knn, excl, spec, attrs = p.tau, p.knn, p.excl, p.spec, p.attrs
     T = len(index)
     if Tp is None:
         check_horizon(Tp_top, T, what)
@@ -295,9 +299,11 @@ def predict_nonlinear(
     True
     """
     thetas = v.check_theta(theta)
-    X, y, index, dim, E, tau, Tp, knn, excl, spec, attrs = _params(
+    p = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
         "predict_nonlinear", _sweep_reserved("theta"))
+    X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
+    tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     solver, alpha = v.check_solver(solver, alpha)
     kE = 1 if embedded else E
     T = len(index)

@@ -1,43 +1,26 @@
 """The xarray layer of cross mapping: ``ccm`` (library-size convergence) and ``xmap`` (the
-all-pairs causal map)."""
+all-pairs causal map).  The parameters, per-block work and result assembly are in
+:mod:`xedm.labeled.crossmap`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
-import numpy as np
 import xarray as xr
 
-from ..core import ccm as _ccm
-from ..core import validate as v
-from ..kernels import resolve_backend
-from ..neighbors.base import neighbor_attrs, resolve_method
-from ..stats.convergence import convergence
-from ..stats.significance import (
-    DEFAULT_QUANTILES,
-    bh_qvalues,
-    nanmean,
-    normal_p_values,
-    null_summary,
-    p_values,
-)
-from ..stats.surrogates import make_surrogates
-from .common import one_time_chunk, progress_bar
-from .cross import (
-    _CCM_DIMS,
-    _XMAP_DIMS,
-    _apply,
-    _best_Tp,
-    _check_block,
-    _check_exclusion,
-    _check_library,
-    _check_sample_cost,
-    _check_significance,
-    _check_surrogate_memory,
-    _check_Tp_list,
-    _E_per_series,
-    _series,
-    _significance_attrs,
+from ..stats.significance import DEFAULT_QUANTILES
+from .cross import _CCM_DIMS, _XMAP_DIMS, _apply, _series
+from .crossmap import (
+    ccm_block,
+    ccm_dataset,
+    ccm_layout,
+    ccm_params,
+    xmap_block,
+    xmap_dataset,
+    xmap_layout,
+    xmap_pair_blocks,
+    xmap_params,
 )
 from .device import cupy_io
 
@@ -153,126 +136,17 @@ def ccm(
     True
     """
     X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _CCM_DIMS)
-    n = len(labels)
-    T = X.sizes[tdim]
-    Ev = _E_per_series(E, n)
-    tau = v.check_tau(tau)
-    Tps, lagged = _check_Tp_list(Tp)
-    knn = v.check_knn(knn)
-    excl = v.check_exclusion_radius(exclusion_radius)
-    samples = v.check_int("samples", samples, 1)
-    sizes = v.check_int_list("lib_sizes", lib_sizes, 1)
-    n_boot = v.check_int("n_boot", n_boot, 1)
-    for e in np.unique(Ev).tolist():
-        for tp in Tps.tolist():
-            _check_library(T, e, tau, tp, knn)
-            _check_exclusion(T, e, tau, tp, excl)
-        k = e + 1 if knn is None else knn
-        if sizes.min() < max(k, 2):
-            why = ("" if k >= 2 else ": a library of one point predicts the same value "
-                   "everywhere, which has no correlation")
-            raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
-                             f"got {sizes.min()}")
-    keep_samples = v.check_bool("keep_samples", keep_samples)
-    keep_null = v.check_bool("keep_null", keep_null)
-    _check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
-                       len(Tps), n_boot)
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % 2**63)
-    seed = v.check_int("seed", seed, 0)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
-                              p_method)
-    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
-    backend = resolve_backend(backend, ["sorted_table", "ccm_skill"], n * T * T)
-    search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
-                            knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
-                            backend=backend, recall=neighbors_recall)
-    bar = progress_bar(progress, "ccm", n)
-    Tp_text = Tps.tolist() if lagged else int(Tps[0])
-    params = (f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}, tau={tau}, "
-              f"Tp={Tp_text}, knn={knn}, exclusion_radius={excl}, lib_sizes={sizes.tolist()}")
-    n_sur, nq, nTp = sig["n"], len(sig["quantiles"]), len(Tps)
-    conv = len(sizes) >= 3
-
-    def one(x2d):
-        S = None
-        if n_sur:
-            S, _ = make_surrogates(x2d, sig["method"], n_sur, sig["seed"], **sig["options"])
-        res = _ccm.ccm(x2d, E=Ev, tau=tau, Tp=Tps, knn=knn, excl=excl, lib_sizes=sizes,
-                       samples=samples, seed=seed, backend=backend, progress=bar, S=S,
-                       method=search)
-        rho_s = res["rho"]
-        mean = nanmean(rho_s, axis=-1)
-        out = [rho_s, mean, res["n_valid"]]
-        if conv:
-            st = convergence(rho_s, sizes, res["n_valid"][:, :, None], seed, n_boot)
-            out += [st["kendall_tau"], st["kendall_p"], st["fisher_z"], st["fisher_p"],
-                    st["rho_ci"]]
-        if n_sur:
-            null = res["rho_null"]
-            ge, nf, q, zm, zs = null_summary(mean.ravel(), null.reshape(-1, n_sur),
-                                             sig["quantiles"])
-            if sig["p_method"] == "normal":
-                p = normal_p_values(mean, zm.reshape(mean.shape), zs.reshape(mean.shape))
-            else:
-                p = p_values(mean, ge.reshape(mean.shape), nf.reshape(mean.shape))
-            out += [p, q.reshape(mean.shape + (nq,))]
-            if keep_null:
-                out.append(null)
-        return tuple(out)
-
-    def check(xa, rho_s):
-        _check_block(xa, rho_s, labels, sdim, "ccm", params, X.chunks is not None)
-
-    pairs = ["library", "target", "Tp"]
-    out_dims = [pairs + ["lib_size", "sample"], pairs + ["lib_size"], ["library", "target"]]
-    names = ["rho_sample", "rho", "n_valid"]
-    dtypes = [float, float, np.int64]
-    if conv:
-        out_dims += [pairs] * 4 + [pairs + ["lib_size", "ci"]]
-        names += ["kendall_tau", "kendall_p", "fisher_z", "fisher_p", "rho_ci"]
-        dtypes += [float] * 5
-    if n_sur:
-        out_dims += [pairs + ["lib_size"], pairs + ["lib_size", "quantile"]]
-        names += ["p_value", "rho_null"]
-        dtypes += [float, float]
-        if keep_null:
-            out_dims.append(pairs + ["lib_size", "surrogate"])
-            names.append("rho_surrogate")
-            dtypes.append(float)
-    res = _apply(X, tdim, one, out_dims,
-                 {"library": n, "target": n, "Tp": nTp, "lib_size": len(sizes),
-                  "sample": samples, "ci": 2, "quantile": nq, "surrogate": n_sur},
-                 dtypes, check)
-    ds = xr.Dataset(dict(zip(names, res, strict=True)))
-    if not keep_samples:
-        ds = ds.drop_vars("rho_sample")
-    ds = ds.assign_coords(library=labels, target=labels, lib_size=sizes, Tp=Tps,
-                          E=("library", Ev))
-    if conv:
-        ds = ds.assign_coords(ci=["low", "high"])
-    if n_sur:
-        ds = ds.assign_coords(quantile=list(sig["quantiles"]))
-        if keep_null:
-            ds = ds.assign_coords(surrogate=np.arange(n_sur))
-    if lagged:
-        ds["best_Tp"] = _best_Tp(ds.rho.isel(lib_size=int(np.argmax(sizes))))
-    else:
-        ds = ds.squeeze("Tp", drop=True)
-    ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
-                    knn=-1 if knn is None else knn, samples=samples, seed=seed,
-                    backend=backend, **neighbor_attrs(search, X.chunks is not None),
-                    series_dim=sdim,
-                    meaning="rho(library=x, target=y) high: y causes x")
-    if conv:
-        ds.attrs.update(n_boot=n_boot, convergence=(
-            "kendall_*: Kendall's tau of mean rho vs lib_size, one-sided p (rising); "
-            "fisher_*: z-test of rho at the largest vs the smallest lib_size, n = n_valid, "
-            "one-sided p; rho_ci: 95% percentile bootstrap of the mean over samples"))
-    if n_sur:
-        ds.attrs.update(_significance_attrs(sig))
-    ds.attrs["xedm_function"] = "ccm"
-    return ds
+    p = ccm_params(labels, sdim, X.sizes[tdim], lib_sizes=lib_sizes, E=E, samples=samples,
+                   seed=seed, tau=tau, Tp=Tp, exclusion_radius=exclusion_radius, knn=knn,
+                   keep_samples=keep_samples, surrogates=surrogates,
+                   surrogate_method=surrogate_method, quantiles=quantiles, keep_null=keep_null,
+                   surrogate_options=surrogate_options, p_method=p_method, n_boot=n_boot,
+                   backend=backend, progress=progress, neighbors=neighbors,
+                   neighbors_recall=neighbors_recall)
+    lazy = X.chunks is not None
+    names, out_dims, sizes, dtypes = ccm_layout(p)
+    res = _apply(X, tdim, partial(ccm_block, p), out_dims, sizes, dtypes, p.checker("ccm", lazy))
+    return ccm_dataset(p, names, res, lazy)
 
 
 @cupy_io
@@ -400,168 +274,18 @@ def xmap(
     ['p_value', 'q_value', 'rho', 'rho_null']
     """
     X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _XMAP_DIMS)
-    n = len(labels)
-    T = X.sizes[tdim]
-    tau = v.check_tau(tau)
-    Tps, lagged = _check_Tp_list(Tp)
-    knn = v.check_knn(knn)
-    excl = v.check_exclusion_radius(exclusion_radius)
-    keep_null = v.check_bool("keep_null", keep_null)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
-                              p_method)
-    backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"],
-                              n * T * T)
-    if E is None:
-        E_max = v.check_int("E_max", E_max, 1,
-                            " (E_max is the largest embedding dimension tried: use 1 or more)")
-        # every E up to E_max may be chosen (at Tp = 1) and then used for the cross maps
-        _check_library(T, E_max, tau, 1, knn, "E_max")
-        for tp in Tps:
-            _check_library(T, E_max, tau, tp, knn, "E_max")
-            _check_exclusion(T, 1, tau, tp, excl)
-        E_text = f"E chosen in 1..{E_max}"
-    else:
-        Ev = _E_per_series(E, n)
-        for e in np.unique(Ev).tolist():
-            for tp in Tps:
-                _check_library(T, e, tau, tp, knn)
-                _check_exclusion(T, e, tau, tp, excl)
-        E_text = f"E={Ev.tolist() if len(np.unique(Ev)) > 1 else int(Ev[0])}"
-    Tp_text = Tps.tolist() if lagged else int(Tps[0])
-    params = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
-    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
-    E_top = int(E_max) if E is None else int(np.max(Ev))
-    search = resolve_method(neighbors, n_lib=T, dim=E_top, knn=E_top + 1 if knn is None else knn,
-                            n_pred=T, backend=backend, recall=neighbors_recall)
-    bar = progress_bar(progress, "xmap", n)
-    nTp, nq, n_sur = len(Tps), len(sig["quantiles"]), sig["n"]
-
-    def run(x, E_live):
-        S = None
-        if n_sur:
-            S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
-        return _ccm.xmap(x, E=E_live, E_max=E_max, tau=tau, Tp=Tps,
-                         knn=knn, excl=excl, backend=backend, progress=bar, S=S,
-                         quantiles=sig["quantiles"], keep_null=keep_null, method=search)
-
-    def one(x2d):
-        live = np.isfinite(x2d).any(axis=1)
-        # all-NaN series (warned about in check) stay out of the computation: their rows and
-        # columns are NaN, their E the smallest (1) when E is chosen
-        res = (run(np.ascontiguousarray(x2d[live]), None if E is None else Ev[live])
-               if live.any() else None)
-        rho = np.full((n, n, nTp), np.nan)
-        Es = np.ones(n, np.int64) if E is None else Ev.copy()
-        out = [rho, Es]
-        pair = np.ix_(live, live)
-        if res is not None:
-            rho[pair] = res["rho"]
-            Es[live] = res["E"]
-        if n_sur:
-            ge = np.zeros((n, n, nTp), np.int64)
-            nn = np.zeros((n, n, nTp), np.int64)
-            qn = np.full((n, n, nTp, nq), np.nan)
-            zm = np.full((n, n, nTp), np.nan)
-            zs = np.full((n, n, nTp), np.nan)
-            if res is not None:
-                ge[pair], nn[pair], qn[pair] = res["count_ge"], res["n_null"], res["null_q"]
-                zm[pair], zs[pair] = res["z_mean"], res["z_sd"]
-            if sig["p_method"] == "normal":
-                p = normal_p_values(rho, zm, zs)
-            else:
-                p = p_values(rho, ge, nn)
-            off = ~np.eye(n, dtype=bool)
-            q = np.stack([bh_qvalues(p[:, :, t], off) for t in range(nTp)], axis=-1)
-            out += [p, q, qn]
-            if keep_null:
-                rn = np.full((n, n, nTp, n_sur), np.nan)
-                if res is not None:
-                    rn[pair] = res["rho_null"]
-                out.append(rn)
-        return tuple(out)
-
-    def check(xa, rho):
-        _check_block(xa, rho, labels, sdim, "xmap", params, X.chunks is not None)
-
-    pairs = ["library", "target", "Tp"]
-    out_dims = [pairs, ["target"]]
-    dtypes = [float, np.int64]
-    if n_sur:
-        out_dims += [pairs, pairs, pairs + ["quantile"]]
-        dtypes += [float, float, float]
-        if keep_null:
-            out_dims.append(pairs + ["surrogate"])
-            dtypes.append(float)
-    sizes = {"library": n, "target": n, "Tp": nTp, "quantile": nq, "surrogate": n_sur}
-    if X.chunks is not None and X.ndim == 2 and not n_sur:
+    p = xmap_params(labels, sdim, X.sizes[tdim], E=E, E_max=E_max, tau=tau, Tp=Tp,
+                    exclusion_radius=exclusion_radius, knn=knn, surrogates=surrogates,
+                    surrogate_method=surrogate_method, seed=seed, quantiles=quantiles,
+                    keep_null=keep_null, surrogate_options=surrogate_options, p_method=p_method,
+                    backend=backend, progress=progress, neighbors=neighbors,
+                    neighbors_recall=neighbors_recall)
+    lazy = X.chunks is not None
+    names, out_dims, sizes, dtypes = xmap_layout(p)
+    if lazy and X.ndim == 2 and not p.n_sur:
         # the pair space in (library x target) blocks, one task each (xedm.distributed)
-        from ..distributed import xmap_blocks
-
-        X = one_time_chunk(X, tdim, "xmap")
-        rho, Es = xmap_blocks(X.data, E=None if E is None else Ev, E_max=E_max, tau=tau, Tp=Tps,
-                              knn=knn, excl=excl, backend=backend, method=search.method,
-                              recall=search.recall, labels=labels)
-        rho = rho.map_blocks(_pair_block_check(labels, params), dtype=rho.dtype)
-        res = [xr.DataArray(rho, dims=pairs), xr.DataArray(Es, dims=["target"])]
+        res = xmap_pair_blocks(p, X, tdim)
     else:
-        res = _apply(X, tdim, one, out_dims, sizes, dtypes, check)
-    rho, Es = res[0], res[1]
-    ds = xr.Dataset({"rho": rho})
-    if n_sur:
-        ds["p_value"], ds["q_value"], ds["rho_null"] = res[2], res[3], res[4]
-        if keep_null:
-            ds["rho_surrogate"] = res[5]
-    ds = ds.assign_coords(library=labels, target=labels, Tp=Tps)
-    if n_sur:
-        ds = ds.assign_coords(quantile=list(sig["quantiles"]))
-        if keep_null:
-            ds = ds.assign_coords(surrogate=np.arange(n_sur))
-    if Es.ndim == 1:
-        ds = ds.assign_coords(E=("target", Es.data))  # dask-backed data: stays lazy
-    else:
-        ds["E"] = Es
-    if lagged:
-        ds["best_Tp"] = _best_Tp(ds.rho)
-    else:
-        ds = ds.squeeze("Tp", drop=True)
-    ds.attrs.update(tau=tau, Tp=Tp_text, exclusion_radius=excl,
-                    knn=-1 if knn is None else knn,
-                    E_max=E_max if E is None else int(np.max(Ev)), E_chosen=int(E is None),
-                    backend=backend, **neighbor_attrs(search, X.chunks is not None),
-                    series_dim=sdim,
-                    meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
-    if n_sur:
-        ds.attrs.update(_significance_attrs(sig))
-        ds.attrs["fdr_family"] = ("q_value: Benjamini-Hochberg over the off-diagonal "
-                                  "(library, target) pairs of the map"
-                                  + (", separately at each Tp" if lagged else ""))
-    ds.attrs["xedm_function"] = "xmap"
-    return ds
-
-
-def _pair_block_check(labels, params: str):
-    """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
-    block without one finite rho warns at compute time, naming its pairs (the in-memory
-    call raises; a lazy one must not lose the other blocks)."""
-    import warnings
-
-    from .common import user_stacklevel as _stacklevel
-
-    def show(part):
-        part = [x.item() if isinstance(x, np.generic) else x for x in part]
-        return str(part) if len(part) <= 4 else f"[{part[0]!r}, ..., {part[-1]!r}]"
-
-    def check(block, block_info=None):
-        if block.size and not np.isfinite(block).any():
-            where = ""
-            if block_info and 0 in block_info:
-                (a0, a1), (b0, b1) = block_info[0]["array-location"][:2]
-                where = (f" (library {show(labels[a0:a1])} x target {show(labels[b0:b1])}, one "
-                         "dask block of the result)")
-            warnings.warn(
-                f"xmap{where}: no (library, target) pair has a finite rho for {params}: the "
-                "series are all NaN, or too short, too gappy (NaN) or constant for these "
-                "parameters", UserWarning, stacklevel=_stacklevel())
-        return block
-
-    return check
+        res = _apply(X, tdim, partial(xmap_block, p), out_dims, sizes, dtypes,
+                     p.checker("xmap", lazy))
+    return xmap_dataset(p, names, res, lazy)

@@ -96,3 +96,50 @@ def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
     out[order] = np.minimum(ranked, 1.0)
     q[take] = out
     return q
+
+
+def surrogate_p_values(obs, count_ge, n_finite, z_mean, z_sd,
+                       p_method: str = "empirical") -> np.ndarray:
+    """p-values of ``obs`` from a null summarised per entry: :func:`p_values` of the counts
+    (``p_method="empirical"``) or :func:`normal_p_values` of the Fisher-z mean and sd
+    (``"normal"``); every argument has the shape of ``obs``."""
+    if p_method == "normal":
+        return normal_p_values(obs, z_mean, z_sd)
+    return p_values(obs, count_ge, n_finite)
+
+
+def null_significance(obs: np.ndarray, null: np.ndarray, quantiles,
+                      p_method: str = "empirical") -> tuple[np.ndarray, np.ndarray]:
+    """p-values of ``obs`` (any shape) against the surrogate values ``null`` (``obs.shape +
+    (n,)``) and the null's quantiles (``obs.shape + (len(quantiles),)``), NaN ignored.
+
+    Examples
+    --------
+    >>> obs = np.array([0.9, 0.1])
+    >>> null = np.array([[0.1, 0.2, 0.95], [0.3, np.nan, 0.0]])
+    >>> p, q = null_significance(obs, null, [0.5])
+    >>> p  # (1 + #{null >= obs}) / (1 + #finite null)
+    array([0.5       , 0.66666667])
+    >>> q[:, 0]
+    array([0.2 , 0.15])
+    """
+    shape = obs.shape
+    ge, nf, q, zm, zs = null_summary(obs.ravel(), null.reshape(-1, null.shape[-1]), quantiles)
+    p = surrogate_p_values(obs, ge.reshape(shape), nf.reshape(shape), zm.reshape(shape),
+                           zs.reshape(shape), p_method)
+    return p, q.reshape(shape + (len(quantiles),))
+
+
+def map_qvalues(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q-values of a map of p-values (n, n, m): over the off-diagonal
+    (library, target) pairs, separately at each index of the last axis (each Tp).
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.01], [0.04, 0.2]])[:, :, None]
+    >>> map_qvalues(p)[:, :, 0]
+    array([[ nan, 0.02],
+           [0.04,  nan]])
+    """
+    off = ~np.eye(p.shape[0], dtype=bool)
+    return np.stack([bh_qvalues(p[:, :, t], off) for t in range(p.shape[-1])], axis=-1)
