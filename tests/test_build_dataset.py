@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from xedm.labeled.common import build_dataset
+from xedm.labeled.inputs import build_dataset
 
 
 def _cases():

@@ -109,7 +109,7 @@ def test_xmap_has_one_bar_and_it_turns_off(bars):
 
 
 def test_progress_bar_helpers_off():
-    from xedm.labeled.common import counter_bar, progress_bar
+    from xedm.labeled.inputs import counter_bar, progress_bar
 
     assert progress_bar(False, "x", 3) is iter
     bar = counter_bar(False, "x", 10)

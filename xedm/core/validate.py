@@ -9,10 +9,11 @@ import numpy as np
 
 def check_int(name: str, value, minimum: int | None = None, hint: str = "") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,)):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+        raise TypeError(f"{name}={value!r} is invalid: {name} must be an integer, got "
+                        f"{type(value).__name__}")
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}{hint}")
+        raise ValueError(f"{name}={value} is invalid: {name} must be >= {minimum}{hint}")
     return value
 
 

@@ -1,9 +1,10 @@
-"""What the EDM functions check about their input and their results.
+"""Every parameter rule of the public functions (one function each), and the checks of their
+results.  Plain-value checks shared with core/ and stats/ are in :mod:`xedm.core.validate`;
+the data's containers, dims and dtypes are checked in :mod:`xedm.labeled.inputs`.
 
-Before a computation: the data container (numpy arrays, lists and pandas Series become
-DataArrays), the variables and their dtypes, names that would clash with the result's, and
-the parameter problems that do not depend on the values (horizon, prediction times,
-exclusion radius, library size: the last for lazy data, whose core runs only at compute time).
+Before a computation: the parameter problems that do not depend on the values (horizon,
+prediction times, exclusion radius, library size, lags, surrogate settings, memory and work),
+the library size also for lazy data, whose core runs only at compute time.
 After it, for in-memory data: results with nothing finite raise, partly finite ones warn
 (predictions, or rho where the predictions are finite: too few pairs, zero variance), and a
 sweep's best value is NaN only for series without any finite rho; for dask-backed data each
@@ -15,142 +16,19 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
-from ..core.embed import library_selection, prediction_times, static_library_size
+from ..core import validate as v
+from ..core.embed import LibSpec, library_selection, prediction_times, static_library_size
 from ..core.simplex import default_knn
-from .common import check_numeric, resolve_dim, user_stacklevel
-
-Data = xr.DataArray | xr.Dataset
-VAR = "__xedm_variable__"  # the columns' axis while X is built
-
+from ..memory import check_memory, check_work
+from ..stats.surrogates import check_method, check_options
+from .inputs import VAR, user_stacklevel
 
 # ----------------------------------------------------------------------------- before
-def variable_names(arg, name: str) -> list[str]:
-    """The variable name(s) a user passed as ``name`` (e.g. columns=): one str or a list of
-    distinct str; None gives [].  Anything else (an int, an empty list, non-str items) is a
-    TypeError, repeated names a ValueError, each naming the parameter."""
-    if arg is None:
-        return []
-    if isinstance(arg, str):
-        names = [arg]
-    else:
-        try:
-            names = list(arg)
-        except TypeError:
-            names = None
-    if not names or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"{name}={arg!r} names {repeated} more than once; give each variable "
-                         "once")
-    return names
-
-
-def as_xarray(data, dim: str | None):
-    """DataArrays and Datasets as they are; numpy arrays, lists and pandas Series as a DataArray.
-
-    An array's time axis is its last one, named ``dim`` (default "time"); other axes are
-    ``dim_0, dim_1, ...`` as xarray names them (so ``dim="dim_0"`` still picks the first).
-    """
-    if isinstance(data, (xr.DataArray, xr.Dataset)):
-        return data
-    if isinstance(data, pd.Series):
-        return xr.DataArray(data)
-    if isinstance(data, pd.DataFrame):
-        raise TypeError(
-            "data is a pandas DataFrame: pass one column (df['x']), or make it a Dataset "
-            "(xr.Dataset.from_dataframe(df)) and choose variables with columns="
-        )
-    if isinstance(data, (np.ndarray, list, tuple)):
-        try:
-            arr = np.asarray(data)
-        except ValueError as err:
-            raise TypeError(f"data could not be read as a rectangular array: {err}") from None
-        if arr.ndim == 0:
-            raise ValueError("data is a single number; pass a series (time on the last axis)")
-        dims = [f"dim_{i}" for i in range(arr.ndim)]
-        if dim is None or dim not in dims:
-            dims[-1] = dim or "time"
-        return xr.DataArray(arr, dims=dims)
-    raise TypeError(
-        "data must be an xarray DataArray or Dataset (or a numpy array, list or pandas Series), "
-        f"got {type(data).__name__}"
-    )
-
-
-def select(data: Data, columns, target, dim: str | None):
-    """(X with dims (..., VAR, dim), y with dims (..., dim), column names, target name, dim).
-
-    A single series already in (..., dim) layout comes back as X itself (no VAR dim):
-    :func:`_apply` treats it as one column.  A target with dims the columns lack broadcasts
-    the columns (one result per target series).
-    """
-    data = as_xarray(data, dim)
-    if isinstance(data, xr.DataArray):
-        if columns is not None or target is not None:
-            raise TypeError(
-                "columns= and target= choose variables of a Dataset; for a DataArray leave them "
-                "out, or make a Dataset first (e.g. da.to_dataset(dim=...))"
-            )
-        name = str(data.name) if data.name is not None else "x"
-        dim = resolve_dim(data, dim)
-        check_numeric(data, name)
-        if data.dims[-1] == dim:
-            # the common layout: X is the series itself, _apply adds the (single) column
-            # axis; xarray's expand_dims/transpose cost more than a whole small call
-            return data, data, [name], name, dim
-        X = data.expand_dims({VAR: 1}).transpose(..., VAR, dim)
-        return X, data, [name], name, dim
-    cols = variable_names(columns, "columns")
-    if not cols:
-        raise ValueError(
-            f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
-        )
-    tgt = variable_names(target, "target") or cols[:1]
-    if len(tgt) != 1:
-        raise TypeError(f"target must be one variable name, got {target!r}")
-    for n in cols + tgt:
-        if n not in data.data_vars:
-            raise ValueError(
-                f"unknown variable {n!r}; the Dataset has {sorted(map(str, data.data_vars))}"
-            )
-        check_numeric(data[n], n)
-    dim = resolve_dim(data, dim)
-    for n in cols + tgt:
-        if dim not in data[n].dims:
-            raise ValueError(f"variable {n!r} has no dim {dim!r} (dims: {data[n].dims})")
-    X = xr.concat([data[n].drop_vars(VAR, errors="ignore") for n in cols], dim=VAR,
-                  coords="minimal", compat="override", join="outer")
-    y = data[tgt[0]]
-    if not set(y.dims) <= set(X.dims):
-        X = X.broadcast_like(y)  # the target's extra dims: one result per target series
-    X = X.transpose(..., VAR, dim)
-    y = y.broadcast_like(X.isel({VAR: 0}, drop=True))
-    return X, y, cols, tgt[0], dim
 
 
 PREDICTED = frozenset(("prediction", "observed", "rho", "mae", "rmse", "n"))
-
-
-def _coord_names(obj):
-    c = getattr(obj, "_coords", None)  # DataArray's own dict: .coords builds a view (~2 us)
-    return obj.coords if c is None else c
-
-
-def check_names(func: str, X, y, reserved: frozenset) -> None:
-    """Dims and coords of the data must not take names the result gives its own variables."""
-    if (reserved.isdisjoint(X.dims) and reserved.isdisjoint(_coord_names(X))
-            and (y is X or reserved.isdisjoint(_coord_names(y)))):
-        return
-    names = set(X.dims).union(X.coords, y.coords)
-    name = sorted(map(str, names.intersection(reserved)))[0]
-    raise ValueError(
-        f"{func}: the data has a dim or coordinate named {name!r}, a name the result uses "
-        f"itself; rename it first, e.g. data.rename({{{name!r}: {name + '_'!r}}})"
-    )
 
 
 def check_horizon(Tp: int, T: int, name: str = "Tp") -> None:
@@ -206,12 +84,6 @@ def library_check(smap_like: bool, knn, combos, T: int, lib, embedded: bool, fix
                 )
         else:
             default_knn(knn, E, T, lib, tau, Tp, embedded, fix)
-
-
-
-
-def is_lazy(X, y) -> bool:
-    return not (isinstance(X.data, np.ndarray) and isinstance(y.data, np.ndarray))
 
 
 # ----------------------------------------------------------------------------- after
@@ -385,3 +257,125 @@ def add_best(ds: xr.Dataset, d: str, lazy: bool = False) -> xr.Dataset:
     if best.ndim == 0:
         ds.attrs[f"best_{d}"] = best.item()
     return ds
+
+
+def E_per_series(E, n: int, name="E") -> np.ndarray:
+    if np.ndim(E) == 0:
+        return np.full(n, v.check_E(E), np.int64)
+    arr = np.array([v.check_E(e) for e in np.asarray(E).tolist()], np.int64)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must be one int or one per series ({n}), got {len(arr)}")
+    return arr
+
+
+
+def library_bounds(T: int, E: int, tau: int, Tp: int) -> tuple[int, int]:
+    """First and last time index of the library points of a NaN-free series."""
+    return max((E - 1) * tau, -Tp), T - 1 - max(Tp, 0)
+
+
+
+def check_library_points(T: int, E: int, tau: int, Tp: int, knn: int | None, name: str = "E"):
+    """What a NaN-free series of length T allows at most: at least one library point (Tp),
+    and knn+1 of them (as simplex: leave-one-out takes one away).  ``name`` is the parameter
+    the user passed ("E" or "E_max")."""
+    v.check_embedding_fits(E, tau, T, name=name)
+    span = (E - 1) * tau
+    lo, hi = library_bounds(T, E, tau, Tp)
+    n_lib = max(0, hi - lo + 1)
+    if n_lib == 0 and Tp != 0:
+        raise ValueError(
+            f"Tp={Tp} leaves no target inside the data: with {name}={E}, tau={tau} and {T} time "
+            f"points, Tp must lie in [{-(T - 1)}, {T - 1 - span}]; use a smaller |Tp|"
+        )
+    k = E + 1 if knn is None else knn
+    if n_lib < k + 1:
+        raise ValueError(
+            f"the series give {n_lib} library points for {name}={E}, tau={tau}, Tp={Tp} "
+            f"({T} time points), but knn={k} needs at least knn+1 = {k + 1}; use a longer "
+            f"series, a smaller {name} or a smaller knn"
+        )
+
+
+
+def check_series_exclusion(T: int, E: int, tau: int, Tp: int, excl: int) -> None:
+    """:func:`check_exclusion` for the cross maps, where the whole series is both the library
+    and the prediction set."""
+    check_exclusion(excl, T, LibSpec.whole(T), np.arange((E - 1) * tau, T, dtype=np.int64),
+                    [(E, tau, Tp)])
+
+
+
+def check_sample_cost(n: int, T: int, sizes, samples: int, k: int, n_tp: int,
+                       n_boot: int) -> None:
+    """Refuse (or warn about) a number of samples whose sampled libraries ((sizes x samples,
+    T) masks and their random numbers), per-sample skills ((n, n, sizes, samples)) or
+    bootstrap of the convergence statistics cannot fit in this machine's memory, or whose
+    cross maps take hours, before any work is done.  Work: every sample of every library
+    series predicts its T points for every target, each walking its sorted neighbour row
+    until knn members of the sampled library (about knn * T / L entries)."""
+    n_sizes = len(sizes)
+    need = n_sizes * samples * (5 * T + 24 * n * n * n_tp)
+    what = f"ccm with samples={samples}, {n_sizes} lib_sizes, {n} series of {T} points"
+    check_memory(need, what + " (the sampled libraries and every sample's rho)",
+                 "use fewer samples")
+    if n_sizes >= 3:  # the bootstrap of the convergence statistics: (n_boot, samples) weights
+        check_memory(24.0 * n_boot * samples, f"ccm with n_boot={n_boot} and samples="
+                     f"{samples} (the bootstrap of rho_ci)", "use a smaller n_boot (e.g. 1000)")
+    per_sample = sum(T * (k + 1) * max(T / max(int(L), 1), 1.0) for L in sizes)
+    check_work(float(n) * n * n_tp * samples * per_sample, what, "use fewer samples")
+
+
+
+def check_Tp_list(Tp) -> tuple[np.ndarray, bool]:
+    """(Tp values, whether a list was given): distinct integers."""
+    if np.ndim(Tp) == 0:
+        return np.array([v.check_Tp(Tp)], np.int64), False
+    vals = [v.check_Tp(t) for t in list(Tp)]
+    if not vals:
+        raise ValueError("Tp=[] is empty; give one Tp or a list of distinct Tp")
+    if len(set(vals)) != len(vals):
+        raise ValueError(f"Tp={vals} repeats a value; give each lag once")
+    return np.array(vals, np.int64), True
+
+
+
+def check_significance(n, method, seed, quantiles, options, p_method="empirical") -> dict:
+    """The surrogate settings of ccm/xmap, validated (``n`` = 0: no significance test)."""
+    n = v.check_int("surrogates", n, 0, " (the number of surrogates per target; 0 for none)")
+    q = v.check_quantiles(quantiles)
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"surrogate_options must be a dict, got {type(options).__name__}")
+    if options and not n:
+        raise ValueError(f"surrogate_options={options!r} is given but surrogates=0 draws none; "
+                         "set surrogates= (e.g. 99) or leave surrogate_options out")
+    if p_method not in ("empirical", "normal"):
+        raise ValueError(f"p_method={p_method!r} is invalid; choose 'empirical' (rank among "
+                         "the surrogates) or 'normal' (Fisher-z tail of the surrogates)")
+    if n and options:
+        check_options(method, options, "surrogate_options")
+    opts = check_method(method, **(options or {})) if n else {}
+    if n and seed is None:
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+    if n:
+        seed = v.check_int("seed", seed, 0)
+    return {"n": n, "method": method, "seed": seed, "options": opts, "p_method": p_method,
+            "quantiles": q}
+
+
+
+def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool) -> None:
+    """Refuse surrogates whose series (three copies: drawn, scaled, grouped by E) or kept
+    per-pair rho cannot fit in half of this machine's memory, before any work is done."""
+    if not n_sur:
+        return
+    need = 24 * n * n_sur * T + (8 * n * n * n_tp * n_sur if keep_null else 0)
+    fix = ("use fewer surrogates" + (" or keep_null=False" if keep_null else "")
+           + ", or map subsets of the targets")
+    check_memory(need, f"surrogates={n_sur} for {n} series of {T} time points (the surrogate "
+                 f"series{', and every surrogate rho' if keep_null else ''})", fix, share=0.5)
+    # each surrogate is drawn (FFTs, permutations: ~100 operations a value) and cross-mapped
+    # from every library series (a few neighbours per point)
+    check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
+               f"surrogates={n_sur} for {n} series of {T} time points", fix)
+

@@ -23,19 +23,21 @@ from ..stats.significance import (
     surrogate_p_values,
 )
 from ..stats.surrogates import make_surrogates
-from .common import one_time_chunk, progress_bar
-from .cross import (
-    _best_Tp,
-    _check_block,
-    _check_exclusion,
-    _check_library,
-    _check_sample_cost,
-    _check_significance,
-    _check_surrogate_memory,
-    _check_Tp_list,
-    _E_per_series,
-    _significance_attrs,
+from .checks import (
+    E_per_series,
+    check_library_points,
+    check_sample_cost,
+    check_series_exclusion,
+    check_significance,
+    check_surrogate_cost,
+    check_Tp_list,
 )
+from .cross import (
+    best_Tp,
+    check_block_result,
+    significance_attrs,
+)
+from .inputs import one_time_chunk, progress_bar
 
 _PAIRS = ["library", "target", "Tp"]
 
@@ -54,7 +56,7 @@ class CrossParams:
     knn: int | None
     excl: int
     keep_null: bool
-    sig: dict  # the surrogate settings (:func:`~xedm.labeled.cross._check_significance`)
+    sig: dict  # the surrogate settings (:func:`~xedm.labeled.checks.check_significance`)
     backend: str
     search: object  # the neighbour method (:func:`xedm.neighbors.base.resolve_method`)
     bar: Callable  # progress over series
@@ -75,9 +77,9 @@ class CrossParams:
                 "quantile": len(self.sig["quantiles"]), "surrogate": self.n_sur}
 
     def checker(self, what: str, lazy: bool) -> Callable:
-        """The per-block check of :func:`~xedm.labeled.cross._apply`."""
+        """The per-block check of :func:`~xedm.labeled.cross.apply_cross`."""
         def check(xa, rho):
-            _check_block(xa, rho, self.labels, self.sdim, what, self.text, lazy)
+            check_block_result(xa, rho, self.labels, self.sdim, what, self.text, lazy)
         return check
 
     def surrogates(self, x):
@@ -112,8 +114,8 @@ def _check_E(T, Ev, tau, tps, knn, excl):
     """The library and exclusion checks of every distinct E in ``Ev`` at every Tp of ``tps``."""
     for e in np.unique(Ev).tolist():
         for tp in tps:
-            _check_library(T, e, tau, tp, knn)
-            _check_exclusion(T, e, tau, tp, excl)
+            check_library_points(T, e, tau, tp, knn)
+            check_series_exclusion(T, e, tau, tp, excl)
 
 
 def _E_text(Ev) -> str:
@@ -126,9 +128,9 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
                neighbors_recall) -> CCMParams:
     """Check the parameters of :func:`xedm.ccm` for n = len(labels) series of T points."""
     n = len(labels)
-    Ev = _E_per_series(E, n)
+    Ev = E_per_series(E, n)
     tau = v.check_tau(tau)
-    Tps, lagged = _check_Tp_list(Tp)
+    Tps, lagged = check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
     samples = v.check_int("samples", samples, 1)
@@ -144,14 +146,14 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
                              f"got {sizes.min()}")
     keep_samples = v.check_bool("keep_samples", keep_samples)
     keep_null = v.check_bool("keep_null", keep_null)
-    _check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
+    check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
                        len(Tps), n_boot)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
+    sig = check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
-    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
+    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"], n * T * T)
     search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
                             knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
@@ -216,7 +218,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
         ds = ds.assign_coords(ci=["low", "high"])
     ds = _null_coords(ds, p)
     if p.lagged:
-        ds["best_Tp"] = _best_Tp(ds.rho.isel(lib_size=int(np.argmax(p.lib_sizes))))
+        ds["best_Tp"] = best_Tp(ds.rho.isel(lib_size=int(np.argmax(p.lib_sizes))))
     else:
         ds = ds.squeeze("Tp", drop=True)
     ds.attrs.update(tau=p.tau, Tp=p.Tp_text, exclusion_radius=p.excl,
@@ -230,7 +232,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
             "fisher_*: z-test of rho at the largest vs the smallest lib_size, n = n_valid, "
             "one-sided p; rho_ci: 95% percentile bootstrap of the mean over samples"))
     if p.n_sur:
-        ds.attrs.update(_significance_attrs(p.sig))
+        ds.attrs.update(significance_attrs(p.sig))
     ds.attrs["xedm_function"] = "ccm"
     return ds
 
@@ -249,11 +251,11 @@ def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, su
     """Check the parameters of :func:`xedm.xmap` for n = len(labels) series of T points."""
     n = len(labels)
     tau = v.check_tau(tau)
-    Tps, lagged = _check_Tp_list(Tp)
+    Tps, lagged = check_Tp_list(Tp)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
     keep_null = v.check_bool("keep_null", keep_null)
-    sig = _check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
+    sig = check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single", "xmap_skill"],
                               n * T * T)
@@ -262,18 +264,18 @@ def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, su
         E_max = v.check_int("E_max", E_max, 1,
                             " (E_max is the largest embedding dimension tried: use 1 or more)")
         # every E up to E_max may be chosen (at Tp = 1) and then used for the cross maps
-        _check_library(T, E_max, tau, 1, knn, "E_max")
+        check_library_points(T, E_max, tau, 1, knn, "E_max")
         for tp in Tps:
-            _check_library(T, E_max, tau, tp, knn, "E_max")
-            _check_exclusion(T, 1, tau, tp, excl)
+            check_library_points(T, E_max, tau, tp, knn, "E_max")
+            check_series_exclusion(T, 1, tau, tp, excl)
         E_text = f"E chosen in 1..{E_max}"
     else:
-        Ev = _E_per_series(E, n)
+        Ev = E_per_series(E, n)
         _check_E(T, Ev, tau, Tps, knn, excl)
         E_text = _E_text(Ev)
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
     text = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
-    _check_surrogate_memory(n, T, sig["n"], len(Tps), keep_null)
+    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null)
     E_top = int(E_max) if E is None else int(np.max(Ev))
     search = resolve_method(neighbors, n_lib=T, dim=E_top, knn=E_top + 1 if knn is None else knn,
                             n_pred=T, backend=backend, recall=neighbors_recall)
@@ -361,7 +363,7 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
     else:
         ds["E"] = Es
     if p.lagged:
-        ds["best_Tp"] = _best_Tp(ds.rho)
+        ds["best_Tp"] = best_Tp(ds.rho)
     else:
         ds = ds.squeeze("Tp", drop=True)
     ds.attrs.update(tau=p.tau, Tp=p.Tp_text, exclusion_radius=p.excl,
@@ -372,7 +374,7 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
                     series_dim=p.sdim,
                     meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
     if p.n_sur:
-        ds.attrs.update(_significance_attrs(p.sig))
+        ds.attrs.update(significance_attrs(p.sig))
         ds.attrs["fdr_family"] = ("q_value: Benjamini-Hochberg over the off-diagonal "
                                   "(library, target) pairs of the map"
                                   + (", separately at each Tp" if p.lagged else ""))
@@ -384,7 +386,7 @@ def _pair_block_check(labels, params: str):
     """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
     block without one finite rho warns at compute time, naming its pairs (the in-memory
     call raises; a lazy one must not lose the other blocks)."""
-    from .common import user_stacklevel as _stacklevel
+    from .inputs import user_stacklevel as _stacklevel
 
     def show(part):
         part = [x.item() if isinstance(x, np.generic) else x for x in part]

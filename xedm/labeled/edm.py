@@ -32,30 +32,30 @@ from ..neighbors.base import (
 from ..options import get_option
 from .checks import (
     PREDICTED,
-    VAR,
-    Data,
     block_check,
     check_exclusion,
     check_horizon,
-    check_names,
     check_predictions,
     check_skill,
-    is_lazy,
     library_check,
     pred_times,
-    select,
 )
-from .common import (
+from .device import cupy_io
+from .inputs import (
+    VAR,
+    Data,
     build_dataset,
+    check_names,
     counter_bar,
     describe,
     extended_labels,
+    is_lazy,
     lib_spec,
     one_time_chunk,
     pred_mask,
+    select,
     time_index,
 )
-from .device import cupy_io
 
 THETAS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
 _OUT = "__xedm_out__"

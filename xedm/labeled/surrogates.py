@@ -8,7 +8,7 @@ import xarray as xr
 from ..core import validate as v
 from ..memory import check_memory
 from ..stats.surrogates import check_method, check_options, make_surrogates
-from .common import check_numeric, one_time_chunk, resolve_dim
+from .inputs import check_numeric, one_time_chunk, resolve_dim
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):

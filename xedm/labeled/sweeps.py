@@ -20,13 +20,11 @@ from ..neighbors.base import (
     neighbor_attrs,
 )
 from .checks import (
-    Data,
     add_best,
     block_check,
     check_exclusion,
     check_horizon,
     check_sweep,
-    is_lazy,
     library_check,
     pred_times,
 )
@@ -42,6 +40,7 @@ from .edm import (
     _row_progress,
     _skill_over,
 )
+from .inputs import Data, is_lazy
 
 _SWEEP_NOTES = """Notes
     -----

@@ -10,7 +10,7 @@ from functools import partial
 import xarray as xr
 
 from ..stats.significance import DEFAULT_QUANTILES
-from .cross import _CCM_DIMS, _XMAP_DIMS, _apply, _series
+from .cross import CCM_DIMS, XMAP_DIMS, apply_cross
 from .crossmap import (
     ccm_block,
     ccm_dataset,
@@ -23,6 +23,7 @@ from .crossmap import (
     xmap_params,
 )
 from .device import cupy_io
+from .inputs import cross_series
 
 
 @cupy_io
@@ -135,7 +136,7 @@ def ccm(
     >>> float(out.kendall_tau.sel(library="y", target="x")) > 0.5  # rho rises with L
     True
     """
-    X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _CCM_DIMS)
+    X, labels, sdim, tdim = cross_series(data, dim, columns, time_dim, CCM_DIMS)
     p = ccm_params(labels, sdim, X.sizes[tdim], lib_sizes=lib_sizes, E=E, samples=samples,
                    seed=seed, tau=tau, Tp=Tp, exclusion_radius=exclusion_radius, knn=knn,
                    keep_samples=keep_samples, surrogates=surrogates,
@@ -145,7 +146,8 @@ def ccm(
                    neighbors_recall=neighbors_recall)
     lazy = X.chunks is not None
     names, out_dims, sizes, dtypes = ccm_layout(p)
-    res = _apply(X, tdim, partial(ccm_block, p), out_dims, sizes, dtypes, p.checker("ccm", lazy))
+    res = apply_cross(X, tdim, partial(ccm_block, p), out_dims, sizes, dtypes,
+                      p.checker("ccm", lazy))
     return ccm_dataset(p, names, res, lazy)
 
 
@@ -273,7 +275,7 @@ def xmap(
     >>> sorted(v for v in sig.data_vars)
     ['p_value', 'q_value', 'rho', 'rho_null']
     """
-    X, labels, sdim, tdim = _series(data, dim, columns, time_dim, _XMAP_DIMS)
+    X, labels, sdim, tdim = cross_series(data, dim, columns, time_dim, XMAP_DIMS)
     p = xmap_params(labels, sdim, X.sizes[tdim], E=E, E_max=E_max, tau=tau, Tp=Tp,
                     exclusion_radius=exclusion_radius, knn=knn, surrogates=surrogates,
                     surrogate_method=surrogate_method, seed=seed, quantiles=quantiles,
@@ -286,6 +288,6 @@ def xmap(
         # the pair space in (library x target) blocks, one task each (xedm.distributed)
         res = xmap_pair_blocks(p, X, tdim)
     else:
-        res = _apply(X, tdim, partial(xmap_block, p), out_dims, sizes, dtypes,
+        res = apply_cross(X, tdim, partial(xmap_block, p), out_dims, sizes, dtypes,
                      p.checker("xmap", lazy))
     return xmap_dataset(p, names, res, lazy)

@@ -9,7 +9,7 @@ import xarray as xr
 
 from ...recurrence.measures import MEASURES, rqa_measures
 from ...recurrence.recurrence import line_histograms, unit_scale
-from ..common import counter_bar, one_time_chunk
+from ..inputs import counter_bar, one_time_chunk
 from .inputs import VAR, checked, problem
 from .thresholds import eps_matrix
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ...core import validate as v
 from ...recurrence.recurrence import NORMS, RecurrenceProblem, embedding_coords
-from ..checks import as_xarray, variable_names
-from ..common import check_numeric, resolve_dim
+from ..inputs import as_xarray, check_numeric, resolve_dim, variable_names
 
 VAR = "_rqa_variable"
 
@@ -78,13 +78,6 @@ def partner(data, arg, ncols, dim, what):
     return Y
 
 
-def check_int(value, name, lo):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}={value!r} is invalid; it must be an integer >= {lo}")
-    if value < lo:
-        raise ValueError(f"{name}={value!r} is invalid; it must be an integer >= {lo}")
-    return int(value)
-
 
 
 def finite(values: np.ndarray, what: str):
@@ -94,8 +87,8 @@ def finite(values: np.ndarray, what: str):
 
 
 def prepare(data, columns, other, joint, E, tau, dim, norm):
-    E = check_int(E, "E", 1)
-    tau = check_int(tau, "tau", 1)
+    E = v.check_int("E", E, 1)
+    tau = v.check_int("tau", tau, 1)
     if norm not in NORMS:
         raise ValueError(f"norm={norm!r} is invalid; choose one of {NORMS}")
     if other is not None and joint is not None:

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core import validate as v
 from ...core.validate import check_bool
 from ...memory import check_memory, check_work
 from ...recurrence.measures import MEASURES
-from ..common import time_index
-from .inputs import VAR, check_int, too_short
+from ..inputs import time_index
+from .inputs import VAR, too_short
 from .thresholds import check_eps_method, threshold_specs
 
 
@@ -78,13 +79,13 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
     refuse a call too big to run."""
     from ...kernels import resolve_backend
 
-    theiler = check_int(theiler, "theiler", 0)
-    for name, v in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
-        check_int(v, name, 1)
+    theiler = v.check_int("theiler", theiler, 0)
+    for name, value in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
+        v.check_int(name, value, 1)
     xs, ys = threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind)
     check_eps_method(eps_method)
     if tile is not None:
-        tile = check_int(tile, "tile", 1)
+        tile = v.check_int("tile", tile, 1)
     backend = resolve_backend(backend)
     index = time_index(X, dim)
     T = X.sizes[dim]
@@ -118,13 +119,13 @@ def _windows(T, Ty, E, tau, kind, window, step):
         too_short(T - (E - 1) * tau, E, tau, f"the series of {T} points")
         too_short(Ty - (E - 1) * tau, E, tau, f"the {kind} series of {Ty} points")
         return window, step, [0], T, Ty
-    window = check_int(window, "window", 2)
+    window = v.check_int("window", window, 2)
     if kind == "cross" and Ty != T:
         raise ValueError("windowed cross recurrence needs two series of the same length")
     if window > T:
         raise ValueError(f"window={window} is longer than the series ({T} points)")
     too_short(window - (E - 1) * tau, E, tau, f"window={window}")
-    step = check_int(step if step is not None else max(window // 10, 1), "step", 1)
+    step = v.check_int("step", step if step is not None else max(window // 10, 1), 1)
     return window, step, list(range(0, T - window + 1, step)), window, window
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ...core import validate as v
 from ...recurrence.recurrence import NORMS, thresholds, unit_scale
-from ..common import time_index
-from .inputs import arrays, check_int, prepare, problem, too_short
+from ..inputs import time_index
+from .inputs import arrays, prepare, problem, too_short
 from .thresholds import check_eps_method, eps_matrix, threshold_specs
 
 
@@ -41,7 +42,7 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                              f"matrix, so {t.name} must be one number; use rqa(...) for a "
                              "sweep")
     check_eps_method(eps_method)
-    max_states = check_int(max_states, "max_states", 2)
+    max_states = v.check_int("max_states", max_states, 2)
     index = time_index(X, dim)
     T = X.sizes[dim]
     Ty = Y.sizes[Y.dims[-1]] if Y is not None else T

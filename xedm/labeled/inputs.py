@@ -1,4 +1,7 @@
-"""Shared pieces of the xarray layer: dims, lib/pred selections, extended time labels, attrs."""
+"""The inputs of the xarray layer, for every public function: the data container and its
+variables, dims and their names (time and series), numeric checks, lib/pred selections,
+extended time labels, chunks, progress bars and the result Datasets.  The parameter rules live
+in :mod:`xedm.labeled.checks`."""
 
 from __future__ import annotations
 
@@ -8,6 +11,9 @@ import xarray as xr
 
 from ..core.embed import LibSpec
 from ..options import get_option
+
+Data = xr.DataArray | xr.Dataset
+VAR = "__xedm_variable__"  # the columns' axis while X is built
 
 
 def progress_bar(progress: bool | None, desc: str, total: int):
@@ -292,3 +298,225 @@ def build_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
         except (_Fallback, TypeError, ValueError):
             pass
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def variable_names(arg, name: str) -> list[str]:
+    """The variable name(s) a user passed as ``name`` (e.g. columns=): one str or a list of
+    distinct str; None gives [].  Anything else (an int, an empty list, non-str items) is a
+    TypeError, repeated names a ValueError, each naming the parameter."""
+    if arg is None:
+        return []
+    if isinstance(arg, str):
+        names = [arg]
+    else:
+        try:
+            names = list(arg)
+        except TypeError:
+            names = None
+    if not names or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{name} must be a variable name or a list of names, got {arg!r}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{name}={arg!r} names {repeated} more than once; give each variable "
+                         "once")
+    return names
+
+
+
+def as_xarray(data, dim: str | None):
+    """DataArrays and Datasets as they are; numpy arrays, lists and pandas Series as a DataArray.
+
+    An array's time axis is its last one, named ``dim`` (default "time"); other axes are
+    ``dim_0, dim_1, ...`` as xarray names them (so ``dim="dim_0"`` still picks the first).
+    """
+    if isinstance(data, (xr.DataArray, xr.Dataset)):
+        return data
+    if isinstance(data, pd.Series):
+        return xr.DataArray(data)
+    if isinstance(data, pd.DataFrame):
+        raise TypeError(
+            "data is a pandas DataFrame: pass one column (df['x']), or make it a Dataset "
+            "(xr.Dataset.from_dataframe(df)) and choose variables with columns="
+        )
+    if isinstance(data, (np.ndarray, list, tuple)):
+        try:
+            arr = np.asarray(data)
+        except ValueError as err:
+            raise TypeError(f"data could not be read as a rectangular array: {err}") from None
+        if arr.ndim == 0:
+            raise ValueError("data is a single number; pass a series (time on the last axis)")
+        dims = [f"dim_{i}" for i in range(arr.ndim)]
+        if dim is None or dim not in dims:
+            dims[-1] = dim or "time"
+        return xr.DataArray(arr, dims=dims)
+    raise TypeError(
+        "data must be an xarray DataArray or Dataset (or a numpy array, list or pandas Series), "
+        f"got {type(data).__name__}"
+    )
+
+
+
+def select(data: Data, columns, target, dim: str | None):
+    """(X with dims (..., VAR, dim), y with dims (..., dim), column names, target name, dim).
+
+    A single series already in (..., dim) layout comes back as X itself (no VAR dim):
+    :func:`_apply` treats it as one column.  A target with dims the columns lack broadcasts
+    the columns (one result per target series).
+    """
+    data = as_xarray(data, dim)
+    if isinstance(data, xr.DataArray):
+        if columns is not None or target is not None:
+            raise TypeError(
+                "columns= and target= choose variables of a Dataset; for a DataArray leave them "
+                "out, or make a Dataset first (e.g. da.to_dataset(dim=...))"
+            )
+        name = str(data.name) if data.name is not None else "x"
+        dim = resolve_dim(data, dim)
+        check_numeric(data, name)
+        if data.dims[-1] == dim:
+            # the common layout: X is the series itself, _apply adds the (single) column
+            # axis; xarray's expand_dims/transpose cost more than a whole small call
+            return data, data, [name], name, dim
+        X = data.expand_dims({VAR: 1}).transpose(..., VAR, dim)
+        return X, data, [name], name, dim
+    cols = variable_names(columns, "columns")
+    if not cols:
+        raise ValueError(
+            f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
+        )
+    tgt = variable_names(target, "target") or cols[:1]
+    if len(tgt) != 1:
+        raise TypeError(f"target must be one variable name, got {target!r}")
+    for n in cols + tgt:
+        if n not in data.data_vars:
+            raise ValueError(
+                f"unknown variable {n!r}; the Dataset has {sorted(map(str, data.data_vars))}"
+            )
+        check_numeric(data[n], n)
+    dim = resolve_dim(data, dim)
+    for n in cols + tgt:
+        if dim not in data[n].dims:
+            raise ValueError(f"variable {n!r} has no dim {dim!r} (dims: {data[n].dims})")
+    X = xr.concat([data[n].drop_vars(VAR, errors="ignore") for n in cols], dim=VAR,
+                  coords="minimal", compat="override", join="outer")
+    y = data[tgt[0]]
+    if not set(y.dims) <= set(X.dims):
+        X = X.broadcast_like(y)  # the target's extra dims: one result per target series
+    X = X.transpose(..., VAR, dim)
+    y = y.broadcast_like(X.isel({VAR: 0}, drop=True))
+    return X, y, cols, tgt[0], dim
+
+
+
+def _coord_names(obj):
+    c = getattr(obj, "_coords", None)  # DataArray's own dict: .coords builds a view (~2 us)
+    return obj.coords if c is None else c
+
+
+
+def check_names(func: str, X, y, reserved: frozenset) -> None:
+    """Dims and coords of the data must not take names the result gives its own variables."""
+    if (reserved.isdisjoint(X.dims) and reserved.isdisjoint(_coord_names(X))
+            and (y is X or reserved.isdisjoint(_coord_names(y)))):
+        return
+    names = set(X.dims).union(X.coords, y.coords)
+    name = sorted(map(str, names.intersection(reserved)))[0]
+    raise ValueError(
+        f"{func}: the data has a dim or coordinate named {name!r}, a name the result uses "
+        f"itself; rename it first, e.g. data.rename({{{name!r}: {name + '_'!r}}})"
+    )
+
+
+
+def is_lazy(X, y) -> bool:
+    return not (isinstance(X.data, np.ndarray) and isinstance(y.data, np.ndarray))
+
+
+
+SERIES_DIM = "__xedm_series__"
+
+
+
+def check_time_dim(data, time_dim: str | None) -> str:
+    """resolve_dim, with a message that names ``time_dim`` (the parameter of ccm and xmap)."""
+    try:
+        return resolve_dim(data, time_dim)
+    except ValueError:
+        raise ValueError(
+            f"time_dim={time_dim or 'time'!r} is not a dimension of the data (dims: "
+            f"{list(data.dims)}); pass time_dim='<your time dimension>'"
+        ) from None
+
+
+
+def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved: tuple[str, ...]):
+    """(X with dims (..., SERIES_DIM, time) in float64, series labels, series dim name, time dim).
+
+    Refuses what the cross maps cannot label or compute: an empty or duplicated set of series,
+    dims named like the result's dims (``reserved``), non-numeric data.  Integer, float16 and
+    float32 data are cast to float64 (a copy: the input is never modified).
+    """
+    if isinstance(data, xr.Dataset):
+        if columns is None:
+            raise ValueError(
+                f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
+            )
+        names = variable_names(columns, "columns")  # one name or a list of distinct names
+        for n in names:
+            if n not in data.data_vars:
+                raise ValueError(
+                    f"unknown variable {n!r}; the Dataset has {sorted(map(str, data.data_vars))}"
+                )
+            check_numeric(data[n], n)
+        if len(names) < 2:
+            raise ValueError("cross mapping needs at least two variables in columns=")
+        tdim = check_time_dim(data, time_dim)
+        for n in names:
+            if tdim not in data[n].dims:
+                raise ValueError(
+                    f"variable {n!r} has no dim {tdim!r} (dims: {data[n].dims}); pass "
+                    "time_dim='<your time dimension>'"
+                )
+        X = xr.concat([data[n] for n in names], dim=SERIES_DIM, coords="minimal", compat="override",
+                      join="outer")
+        X, labels, sdim = X.transpose(..., SERIES_DIM, tdim), names, "variable"
+    else:
+        if not isinstance(data, xr.DataArray):
+            raise TypeError(
+                f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
+            )
+        if columns is not None:
+            raise TypeError("columns= chooses Dataset variables; on a DataArray pass dim=")
+        check_numeric(data, "data" if data.name is None else str(data.name))
+        tdim = check_time_dim(data, time_dim)
+        if dim is None or dim not in data.dims or dim == tdim:
+            raise ValueError(
+                f"dim={dim!r} must name the series dimension of the DataArray (dims: "
+                f"{list(data.dims)}), e.g. dim='neuron'"
+            )
+        if data.sizes[dim] == 0:
+            raise ValueError(f"dim={dim!r} has no series (size 0); cross mapping needs series")
+        if dim in data.coords:
+            labels = list(np.asarray(data[dim]))
+            repeated = pd.Index(labels)
+            repeated = sorted(map(str, repeated[repeated.duplicated()].unique()))
+            if repeated:
+                raise ValueError(
+                    f"the labels along dim={dim!r} repeat {repeated}: rho would be ambiguous; "
+                    f"give each series its own label, e.g. data.assign_coords({dim}=range(n))"
+                )
+        else:
+            labels = list(range(data.sizes[dim]))
+        X, sdim = data.rename({dim: SERIES_DIM}).transpose(..., SERIES_DIM, tdim), dim
+    if X.sizes[tdim] == 0:
+        raise ValueError(f"the time dim {tdim!r} is empty: there is nothing to cross-map")
+    for d in (tdim, *X.dims[:-2]):
+        if d in reserved:
+            raise ValueError(
+                f"the data have a dim named {d!r}, which is a dim of the result "
+                f"({', '.join(reserved)}); rename it first, e.g. data.rename({d}='{d}_')"
+            )
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)  # float16/float32/int: the kernels compute in float64
+    return X, labels, sdim, tdim
+
