@@ -273,7 +273,7 @@ def test_unsafe_dirs_end_to_end(tmp_path):
         import warnings
         warnings.simplefilter("always")
         with warnings.catch_warnings(record=True) as w:
-            from xedm.kernels.cpu_knn import knn_sweep
+            from xedm.kernels.knn.cpu import knn_sweep
         print(knn_sweep._cache._cache_path)
         print(len([x for x in w if "does not cache" in str(x.message)]))
         """

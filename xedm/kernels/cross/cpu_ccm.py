@@ -1,6 +1,6 @@
 """Cross-mapping kernels (numba, CPU): deep sorted neighbour tables and sampled-library CCM
 skill, Pearson accumulated on the fly (predictions are never stored).  The all-pairs cross
-map's lookups are in :mod:`xedm.kernels.cpu_xmap`.
+map's lookups are in :mod:`xedm.kernels.cross.cpu_xmap`.
 
 Signatures shared with the GPU twins::
 

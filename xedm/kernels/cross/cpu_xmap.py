@@ -1,7 +1,7 @@
 """The all-pairs cross map's lookups (numba, CPU): every target through the neighbour tables
 of a batch of library series, Pearson accumulated on the fly (predictions are never stored).
 
-Signatures shared with the GPU twins (:mod:`xedm.kernels.gpu_xmap`)::
+Signatures shared with the GPU twins (:mod:`xedm.kernels.cross.gpu_xmap`)::
 
     xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok) -> rho (nL, n_targets)
     xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok) -> rho (nL, n_targets)
