@@ -7,7 +7,7 @@ ends in ``.zarr``, run it as a resumable batch job on Dask (:mod:`xedm.cli.jobs`
 ``--out`` that is, contains or lies inside the input is refused before any work.
 
 The package: this module parses the arguments and runs a command; one module per command
-(:mod:`~xedm.cli.demo`, :mod:`~xedm.cli.xmap`, :mod:`~xedm.cli.rqa`), the batch jobs
+(``xedm.cli.demo``, ``xedm.cli.xmap``, ``xedm.cli.rqa``), the batch jobs
 (:mod:`~xedm.cli.jobs`) and what they share (``xedm.cli._common``), imported in that order
 only.
 
