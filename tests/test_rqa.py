@@ -13,6 +13,7 @@ import xarray as xr
 
 import xedm
 from conftest import logistic  # noqa: E402
+from xedm.kernels import gpu_available
 from xedm.recurrence.measures import MEASURES, rqa_measures
 from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, squared_threshold
 from xedm.recurrence.threshold import eps_for_recurrence_rate
@@ -822,7 +823,16 @@ def test_dim_missing_from_the_chosen_variables(func):
 
 
 # ----------------------------------------------------------------------------- units
-def test_rqa_is_unit_free_against_dense_reference():
+# the GPU runs the same cases (its kernels receive the scaled series and thresholds)
+BACKENDS = pytest.mark.parametrize("backend", [
+    "cpu",
+    pytest.param("gpu", marks=[pytest.mark.gpu, pytest.mark.skipif(
+        not gpu_available(), reason="needs CuPy and an NVIDIA GPU")]),
+])
+
+
+@BACKENDS
+def test_rqa_is_unit_free_against_dense_reference(backend):
     """Issue 21 item 8: RQA on the data times s equals RQA on the data (eps times s), from
     1e-300 to 1e+300: distances are computed on series scaled by a power of 2 (exact).
     Before, 1e-300 gave RR near 1 (squared distances underflowed) and 1e+300 inf distances."""
@@ -830,37 +840,38 @@ def test_rqa_is_unit_free_against_dense_reference():
     n = x.size - 1  # E = 2
     R = nr.naive_recurrence_matrix(x, E=2, eps=0.1)
     ref = nr.naive_measures(R)
-    base_rate = xedm.rqa(x, E=2, recurrence_rate=0.05, backend="cpu")
-    base = xedm.rqa(x, E=2, eps=0.1, backend="cpu")
+    base_rate = xedm.rqa(x, E=2, recurrence_rate=0.05, backend=backend)
+    base = xedm.rqa(x, E=2, eps=0.1, backend=backend)
     for m in MEASURES:
         np.testing.assert_allclose(base[m].values, ref[m], rtol=1e-12, err_msg=m)
     for s in (2.0**-1000, 2.0**-600, 2.0**600, 2.0**1000):  # exact: identical to the bit
-        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend="cpu")
+        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend=backend)
         xr.testing.assert_identical(out.drop_attrs(), base.drop_attrs())
-        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend="cpu")
+        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend=backend)
         xr.testing.assert_identical(rate.drop_vars("eps").drop_attrs(),
                                     base_rate.drop_vars("eps").drop_attrs())
         assert float(rate.eps) == float(base_rate.eps) * s
     for s in (1e-300, 1e-200, 1e200, 1e300):  # rounded by the product: ties may move
-        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend="cpu")
+        out = xedm.rqa(x * s, E=2, eps=0.1 * s, backend=backend)
         assert abs(float(out.RR) - ref["RR"]) <= 4 / n**2, s
         for m in ("DET", "LAM", "L", "TT"):
             np.testing.assert_allclose(float(out[m]), ref[m], rtol=1e-2, err_msg=f"{m} {s}")
-        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend="cpu")
+        rate = xedm.rqa(x * s, E=2, recurrence_rate=0.05, backend=backend)
         assert abs(float(rate.RR) - float(base_rate.RR)) <= 4 / n**2, s
         np.testing.assert_allclose(float(rate.eps), float(base_rate.eps) * s, rtol=1e-12)
         assert np.all(np.isfinite(rate.eps))
 
 
-def test_joint_and_cross_rqa_scale_each_channel():
+@BACKENDS
+def test_joint_and_cross_rqa_scale_each_channel(backend):
     x, y = logistic(120), logistic(120, r=3.7)
-    base = xedm.rqa(x, joint=y, E=2, eps=0.1, joint_eps=0.2, backend="cpu")
+    base = xedm.rqa(x, joint=y, E=2, eps=0.1, joint_eps=0.2, backend=backend)
     s, t = 2.0**-900, 2.0**900  # a channel each, far apart: each gets its own power of 2
-    out = xedm.rqa(x * s, joint=y * t, E=2, eps=0.1 * s, joint_eps=0.2 * t, backend="cpu")
+    out = xedm.rqa(x * s, joint=y * t, E=2, eps=0.1 * s, joint_eps=0.2 * t, backend=backend)
     for m in MEASURES:
         np.testing.assert_array_equal(out[m].values, base[m].values, err_msg=m)
-    cross = xedm.rqa(x, other=y, E=2, recurrence_rate=0.1, backend="cpu")
-    out = xedm.rqa(x * s, other=y * s, E=2, recurrence_rate=0.1, backend="cpu")
+    cross = xedm.rqa(x, other=y, E=2, recurrence_rate=0.1, backend=backend)
+    out = xedm.rqa(x * s, other=y * s, E=2, recurrence_rate=0.1, backend=backend)
     xr.testing.assert_identical(out.drop_vars("eps").drop_attrs(),
                                 cross.drop_vars("eps").drop_attrs())
     R = xedm.recurrence_plot(x * 1e-300, E=2, eps=0.1 * 1e-300)
