@@ -37,7 +37,7 @@ from .cross import (
     check_block_result,
     significance_attrs,
 )
-from .inputs import one_time_chunk, progress_bar
+from .inputs import one_time_chunk, progress_bar, user_stacklevel
 
 _PAIRS = ["library", "target", "Tp"]
 
@@ -386,7 +386,6 @@ def _pair_block_check(labels, params: str):
     """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
     block without one finite rho warns at compute time, naming its pairs (the in-memory
     call raises; a lazy one must not lose the other blocks)."""
-    from .inputs import user_stacklevel as _stacklevel
 
     def show(part):
         part = [x.item() if isinstance(x, np.generic) else x for x in part]
@@ -402,7 +401,7 @@ def _pair_block_check(labels, params: str):
             warnings.warn(
                 f"xmap{where}: no (library, target) pair has a finite rho for {params}: the "
                 "series are all NaN, or too short, too gappy (NaN) or constant for these "
-                "parameters", UserWarning, stacklevel=_stacklevel())
+                "parameters", UserWarning, stacklevel=user_stacklevel())
         return block
 
     return check
