@@ -1,0 +1,236 @@
+"""Direct causal networks from cross maps: the library's E, a lag scan, and the conditioning
+that separates direct links from indirect ones (:func:`xedm.causal_network`).
+
+Arrays: ``X`` (N, T), N finite series on a common time axis.  Every (library i, target j)
+statistic is indexed ``[i, j]``: high skill is evidence that **j causes i** (CONVENTIONS.md).
+
+Conditioning (partial cross mapping, after Leng et al. 2020): a candidate link j -> i (its
+cross map significant) is kept when the cross-map estimate of j from i's manifold, ``ĵ_i``,
+still predicts j once the estimates of j from the manifolds of i's other candidate drivers
+k, ``ĵ_k``, are accounted for: the partial correlation ``r(j, ĵ_i | {ĵ_k})`` (linear, over
+the prediction times) with its one-sided t-test.  If j reaches i only through k (j -> k ->
+i), or j and i share a driver k (k -> j, k -> i), i's manifold knows of j no more than k's
+does, and the partial correlation vanishes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..neighbors.base import knn_tables
+from . import ccm as _ccm
+from .embed import windows_finite
+
+D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
+
+
+def library_E_xmap(X, *, E, tau, Tp, knn, excl, backend, S=None, quantiles=(),
+                   keep_null=False, method="exact", progress: Callable = iter) -> dict:
+    """:func:`xedm.core.ccm.xmap` with the pair (library i, target j) embedding i with the
+    **library's** E[i] (CCM theory, pyEDM's CCM): one call per distinct E, its libraries
+    against every target.  Same outputs (``E`` is the given E)."""
+    X = np.asarray(X, np.float64)
+    N = X.shape[0]
+    E = np.asarray(E, np.int64)
+    out: dict = {}
+    for e in np.unique(E).tolist():
+        libs = np.flatnonzero(E == e)
+        r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau, Tp=Tp,
+                      knn=knn, excl=excl, backend=backend, S=S, quantiles=quantiles,
+                      keep_null=keep_null, method=method, Y=X, progress=progress)
+        for key, val in r.items():
+            if key == "E":
+                continue
+            if key not in out:
+                fill = 0 if val.dtype.kind in "iu" else np.nan
+                out[key] = np.full((N,) + val.shape[1:], fill, val.dtype)
+            out[key][libs] = val
+    out["E"] = E.copy()
+    return out
+
+
+class Tables:
+    """Every library series' simplex neighbours (its own E), for cross-map estimates at any
+    lag in ``lags``: ``idx`` (N, P, k) library times, ``w`` (N, P, k) normalised simplex
+    weights, ``t`` (P,) the prediction times (complete windows at the largest E whose t + lag
+    lies inside the data at every lag).  Library points: complete windows whose t + lag lies
+    inside the data at every lag; the prediction time itself and ``excl`` around it are
+    excluded.  With ``knn=None`` k = E + 1 and the entries past a series' k get weight 0."""
+
+    def __init__(self, X, E, *, tau, knn, excl, lags, backend, method="exact"):
+        X = np.asarray(X, np.float64)
+        N, T = X.shape
+        E = np.asarray(E, np.int64)
+        lags = np.asarray(lags, np.int64)
+        t = np.arange(T)
+        lib_mask = np.ones(T, bool)
+        for lag in lags.tolist():
+            lib_mask &= (t + lag >= 0) & (t + lag < T)
+        fin = np.isfinite(X)
+        E_top = int(E.max())
+        span = (E_top - 1) * tau
+        pred_t = t[(t >= span) & lib_mask].astype(np.int64)
+        ks = E + 1 if knn is None else np.full(N, int(knn), np.int64)
+        kmax = int(ks.max())
+        self.idx = np.zeros((N, len(pred_t), kmax), np.int64)
+        self.w = np.zeros((N, len(pred_t), kmax))
+        for e in np.unique(E).tolist():
+            libs = np.flatnonzero(E == e)
+            prep = _ccm._point_sets(X, fin, libs, [e], tau, lib_mask, pred_t)
+            k = int(ks[libs[0]])
+            idx, dist = knn_tables(prep, [k], excl, backend=backend, method=method)
+            idx, dist = np.asarray(idx[0][..., :k]), np.asarray(dist[0][..., :k])
+            ok = idx >= 0
+            dmin = np.maximum(np.where(ok[..., :1], dist[..., :1], D_MIN), D_MIN)
+            w = np.where(ok, np.exp(-np.where(ok, dist, 0.0) / dmin), 0.0)
+            w /= np.maximum(w.sum(axis=-1, keepdims=True), 1e-300)
+            self.idx[libs, :, :k] = np.where(ok, idx, 0)
+            self.w[libs, :, :k] = w
+        self.t = pred_t
+        self.ok = windows_finite(fin, [E_top], tau)[0][:, pred_t].all(axis=0)
+
+    def estimate(self, X, lib, targets, lag: int) -> np.ndarray:
+        """Cross-map estimates (len(targets), P) of ``X[targets]`` at t + lag from library
+        ``lib``'s manifold."""
+        Y = np.asarray(X)[np.atleast_1d(targets)]
+        return np.einsum("pk,jpk->jp", self.w[lib], Y[:, self.idx[lib] + lag])
+
+
+def partial_corr(y, a, Z) -> float:
+    """Pearson correlation of ``y`` and ``a`` (n,) after regressing both on [1, Z]
+    (Z (m, n), m may be 0)."""
+    n = len(y)
+    A = np.concatenate([np.ones((1, n)), np.asarray(Z).reshape(-1, n)]).T
+    coef, *_ = np.linalg.lstsq(A, np.stack([y, a], axis=1), rcond=None)
+    res = np.stack([y, a], axis=1) - A @ coef
+    sy, sa = np.sqrt((res ** 2).sum(axis=0))
+    if sy <= 0 or sa <= 0:
+        return np.nan
+    return float((res[:, 0] * res[:, 1]).sum() / (sy * sa))
+
+
+def partial_corr_p(r: float, n: int, m: int) -> float:
+    """One-sided p-value of a partial correlation ``r`` of n points given m regressors
+    (Student t with n - 2 - m degrees of freedom): is it above 0?"""
+    from scipy.stats import t as student
+
+    df = n - 2 - m
+    if not np.isfinite(r) or df < 1:
+        return np.nan
+    r = min(max(r, -1 + 1e-15), 1 - 1e-15)
+    return float(student.sf(r * np.sqrt(df / (1.0 - r * r)), df))
+
+
+def conditional_tests(X, tables: Tables, candidate, lag):
+    """The conditional statistic of every candidate link (partial cross mapping).
+
+    For (i, j) with ``candidate[i, j]``: the partial correlation of j (at t + ``lag[i, j]``)
+    with its cross-map estimate from i's manifold, given its estimates (same lag) from the
+    manifolds of every other candidate driver k of i (``candidate[i, k]``, k != j), and its
+    one-sided p-value (:func:`partial_corr_p`).  Returns ``r``, ``p`` (N, N) (NaN off the
+    candidates) and ``n_conditions`` (N, N), the number of k.
+    """
+    X = np.asarray(X, np.float64)
+    N = X.shape[0]
+    r = np.full((N, N), np.nan)
+    p = np.full((N, N), np.nan)
+    m = np.zeros((N, N), np.int64)
+    ok = tables.ok
+    for i in np.flatnonzero(candidate.any(axis=1)).tolist():
+        drivers = np.flatnonzero(candidate[i])
+        libs = np.concatenate([[i], drivers[drivers != i]])
+        cache: dict = {}
+        for col, j in enumerate(drivers.tolist()):
+            L = int(lag[i, j])
+            if L not in cache:  # every library's estimate of every driver at this lag
+                cache[L] = np.stack([tables.estimate(X, k, drivers, L) for k in libs])
+            est = cache[L][:, col]  # (libraries, P)
+            cond = (libs != i) & (libs != j)
+            y = X[j, tables.t + L][ok]
+            r[i, j] = partial_corr(y, est[0][ok], est[cond][:, ok])
+            m[i, j] = int(cond.sum())
+            p[i, j] = partial_corr_p(r[i, j], len(y), m[i, j])
+    return r, p, m
+
+
+def lag_summary(rho, lags):
+    """Per pair: the best lag overall (``best_Tp``, NaN where no rho is finite), and the index
+    into ``lags`` of the best driver lag (Tp <= 0)."""
+    lags = np.asarray(lags, np.int64)
+    filled = np.where(np.isfinite(rho), rho, -np.inf)
+    any_fin = np.isfinite(rho).any(axis=-1)
+    best = np.where(any_fin, lags[np.argmax(filled, axis=-1)].astype(float), np.nan)
+    neg = np.flatnonzero(lags <= 0)
+    at = neg[np.argmax(filled[..., neg], axis=-1)]
+    return best, at
+
+
+def synchrony(best, significant):
+    """Pairs significant both ways whose skill peaks at Tp > 0 both ways (Ye et al. 2015:
+    synchrony or strong common forcing, not a driver's signature)."""
+    late = (best > 0) & significant
+    return late & late.T
+
+
+def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, min_partial,
+            backend, method="exact", progress: Callable = iter) -> dict:
+    """The whole pipeline of :func:`xedm.causal_network` on finite X (N, T).
+
+    1. E per series: given, or the best leave-one-out simplex E in 1..E_max
+       (:func:`xedm.core.ccm.choose_E`).
+    2. The cross map of every pair at every lag of ``lags`` (the library's E when
+       ``E_from="library"``, the target's with ``"target"``); the surrogates ``S`` (N, n, T)
+       of each target at the driver lags (Tp <= 0) only.
+    3. Per pair: ``best_Tp`` (all lags), the driver lag (best Tp <= 0) and its rho; its
+       p-value (``p_method``) times the number of driver lags (Bonferroni over the scan,
+       capped at 1); q: Benjamini-Hochberg over the off-diagonal pairs.
+    4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
+    5. Conditioning (:func:`conditional_tests`) of every candidate on i's other candidates;
+       its q: Benjamini-Hochberg over the candidates.
+    6. link: candidate, partial q <= alpha and partial r >= ``min_partial``.
+    """
+    from ..stats.significance import bh_qvalues, surrogate_p_values
+
+    X = np.asarray(X, np.float64)
+    N, T = X.shape
+    lags = np.asarray(lags, np.int64)
+    if E is None:
+        E = _ccm.choose_E(X, E_tab=np.arange(1, int(E_max) + 1), tau=tau, knn=knn, excl=excl,
+                          backend=backend, progress=progress)
+    E = np.asarray(E, np.int64)
+    neg, pos = lags[lags <= 0], lags[lags > 0]
+
+    def cross(Tp, S=None):
+        kw = dict(tau=tau, Tp=Tp, knn=knn, excl=excl, backend=backend, S=S, method=method,
+                  progress=progress)
+        if E_from == "library":
+            return library_E_xmap(X, E=E, **kw)
+        return _ccm.xmap(X, E=E, **kw)
+
+    r_neg = cross(neg, S)
+    rho_lag = np.full((N, N, len(lags)), np.nan)
+    rho_lag[..., lags <= 0] = r_neg["rho"]
+    if len(pos):
+        rho_lag[..., lags > 0] = cross(pos)["rho"]
+    p_lag = surrogate_p_values(r_neg["rho"], r_neg["count_ge"], r_neg["n_null"],
+                               r_neg["z_mean"], r_neg["z_sd"], p_method)
+    best, at = lag_summary(rho_lag, lags)
+    pick = at[..., None]
+    rho = np.take_along_axis(rho_lag, pick, -1)[..., 0]
+    p = np.minimum(np.take_along_axis(p_lag, pick, -1)[..., 0] * len(neg), 1.0)
+    off = ~np.eye(N, dtype=bool)
+    q = bh_qvalues(p, off)
+    significant = off & (q <= alpha)
+    candidate = significant & (best <= 0)
+    driver_lag = lags[at]
+    tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=lags, backend=backend,
+                    method=method)
+    pr, pp, n_cond = conditional_tests(X, tables, candidate, driver_lag)
+    pq = bh_qvalues(pp, candidate)
+    link = candidate & (pq <= alpha) & (pr >= min_partial)
+    return {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag,
+            "best_Tp": best, "driver_Tp": driver_lag, "E": E, "candidate": candidate,
+            "partial_rho": pr, "partial_p": pp, "partial_q": pq, "n_conditions": n_cond,
+            "synchrony": synchrony(best, significant), "link": link}

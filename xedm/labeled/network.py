@@ -1,0 +1,288 @@
+"""The xarray layer of direct causal networks: :func:`causal_network` (the pipeline is in
+:mod:`xedm.core.network`) and :func:`to_networkx`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+from ..core import validate as v
+from ..core.network import network
+from ..kernels import resolve_backend
+from ..neighbors.base import neighbor_attrs, resolve_method
+from .checks import E_per_series, check_library_points, check_significance, check_Tp_list
+from .cross import XMAP_DIMS
+from .inputs import cross_series, progress_bar
+
+E_FROM = ("library", "target")
+
+#: the decision rule, as the result's attrs and the docs state it
+RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the cross map of "
+        "i to j at its best lag Tp <= 0 beats the surrogates, Bonferroni over the driver "
+        "lags, Benjamini-Hochberg over the off-diagonal pairs); best_Tp <= 0 (the skill "
+        "peaks at a driver lag, Ye et al. 2015); partial_q <= alpha (Benjamini-Hochberg over "
+        "the candidates) and partial_rho >= min_partial: j's estimate from i's manifold "
+        "still predicts j given its estimates from the manifolds of i's other candidate "
+        "drivers (partial cross mapping)")
+
+
+def check_E_from(E_from) -> str:
+    if E_from not in E_FROM:
+        raise ValueError(f"E_from={E_from!r} is invalid; choose 'library' (the library's own E "
+                         "embeds it, as CCM theory and pyEDM's CCM) or 'target' (the target's "
+                         "E, as kEDM)")
+    return E_from
+
+
+def _series(data, series_dim, columns, time_dim):
+    """(X (N, T) finite float64 in memory, labels, series dim, time dim)."""
+    if (series_dim is None and columns is None and isinstance(data, xr.DataArray)
+            and data.ndim == 2):
+        tdim = "time" if time_dim is None else time_dim
+        others = [d for d in data.dims if d != tdim]
+        if tdim in data.dims and len(others) == 1:
+            series_dim = others[0]
+    X, labels, sdim, tdim = cross_series(data, series_dim, columns, time_dim, XMAP_DIMS)
+    if X.ndim != 2:
+        raise ValueError(f"causal_network takes (series, time) data; the data have other dims "
+                         f"{list(X.dims[:-2])}: select one slice, e.g. data.isel(...)")
+    x = np.asarray(X.values, np.float64)  # dask-backed data are computed here
+    if not np.isfinite(x).all():
+        bad = [labels[i] for i in np.flatnonzero(~np.isfinite(x).all(axis=1))][:5]
+        raise ValueError(f"causal_network needs finite series; series {bad} have NaN or inf: "
+                         "fill or cut the gaps first (e.g. data.interpolate_na('time') or "
+                         "data.dropna('time'))")
+    return x, labels, sdim, tdim
+
+
+def causal_network(
+    data: xr.DataArray | xr.Dataset,
+    series_dim: str | None = None,
+    *,
+    time_dim: str | None = None,
+    columns: Sequence[str] | None = None,
+    E: int | Sequence[int] | None = None,
+    E_max: int = 10,
+    E_from: str = "library",
+    tau: int = 1,
+    lags: Sequence[int] = (-2, -1, 0, 1, 2),
+    knn: int | None = None,
+    exclusion_radius: int = 0,
+    surrogates: int = 29,
+    surrogate_method: str = "ebisuzaki",
+    surrogate_options: dict | None = None,
+    p_method: str = "normal",
+    seed: int | None = None,
+    alpha: float = 0.05,
+    min_partial: float = 0.2,
+    backend: str | None = None,
+    progress: bool | None = None,
+    neighbors: str | None = None,
+) -> xr.Dataset:
+    """Direct causal network of many series: cross maps, a lag scan, surrogate significance,
+    false-discovery control and partial cross mapping, in one call.
+
+    ``link[library=i, target=j]`` True means **j drives i directly** (the orientation of
+    :func:`xedm.xmap`: a high skill of i's manifold at recovering j).  The pipeline and its
+    assumptions are in docs/causal-networks.md; the decision rule is ``attrs["rule"]``:
+
+    1. E per series (the best leave-one-out simplex E in 1..E_max, or given); the pair
+       (library i, target j) embeds i with **the library's** E (``E_from="library"``, as CCM
+       theory) or the target's (``"target"``, as :func:`xedm.xmap`'s default).
+    2. The cross map of every pair at every lag of ``lags`` (time-lagged CCM), and at the
+       driver lags (Tp <= 0) against ``surrogates`` of each target.
+    3. Per pair, the best driver lag (``driver_Tp``) and its skill ``rho``; ``p_value``: the
+       surrogate p-value there times the number of driver lags (capped at 1); ``q_value``:
+       Benjamini-Hochberg over the off-diagonal pairs.  ``best_Tp``: the best lag overall; a
+       real driver peaks at Tp <= 0 (Ye et al. 2015).
+    4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
+    5. Conditioning (partial cross mapping, after Leng et al. 2020): for each candidate
+       j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
+       manifold given its estimates from the manifolds of i's other candidate drivers
+       (``n_conditions`` of them); ``partial_p`` its one-sided t-test, ``partial_q``
+       Benjamini-Hochberg over the candidates.  An indirect driver (j -> k -> i) or a shared
+       driver (k -> i, k -> j) leaves i no knowledge of j beyond k's, and little partial
+       correlation.
+    6. ``link``: a candidate with ``partial_q <= alpha`` and ``partial_rho >= min_partial``.
+
+    Parameters
+    ----------
+    data : DataArray (series, time) or Dataset (variables chosen by ``columns``)
+        Finite numbers (NaN refused: fill or cut gaps first); dask-backed data are computed.
+    series_dim : str, optional
+        The series dim of a DataArray; found when the DataArray has exactly one dim besides
+        the time dim.
+    time_dim : str, optional
+        The time dim (default ``"time"``).
+    columns : list of str
+        The variables of a Dataset, each a series.
+    E : int or one int per series, optional
+        Embedding dimensions; None chooses each series' own in 1..E_max.
+    E_max : int
+        Largest E tried when ``E=None``.
+    E_from : {"library", "target"}
+        Whose E embeds the library of each pair (default the library's, as CCM theory).
+    tau, knn, exclusion_radius : as in :func:`xedm.xmap`.
+    lags : list of int
+        The lags Tp scanned (at least one <= 0); significance is tested at those <= 0.
+    surrogates, surrogate_method, surrogate_options, p_method, seed
+        The null of the cross maps, as in :func:`xedm.xmap` (``p_method="normal"`` lets a
+        few dozen surrogates give p-values below 1 / (1 + n), which a large network needs).
+    alpha : float
+        The false-discovery level of both tests, in (0, 1).
+    min_partial : float
+        The smallest partial correlation a link must keep, in [0, 1): with long series the
+        t-test alone keeps the small remnants of indirect links (nonlinear coupling is not
+        removed entirely by a linear partial correlation).
+    backend, progress, neighbors : as in :func:`xedm.xmap`.
+
+    Returns
+    -------
+    Dataset over (library, target): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
+    ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, ``partial_rho``,
+    ``partial_p``, ``partial_q``, ``n_conditions``, ``synchrony`` (significant both ways with
+    the skill peaking at Tp > 0 both ways: synchrony or strong shared forcing, never a link),
+    ``link``; and ``rho_lag`` (library, target, Tp).  Every choice is in attrs.
+
+    Raises
+    ------
+    ValueError
+        For NaN in the data, data with dims besides series and time, lags without one <= 0,
+        and the parameter rules of :func:`xedm.xmap`.
+    TypeError
+        For non-numeric data or parameters of the wrong type.
+
+    Examples
+    --------
+    >>> import xedm
+    >>> ds = xedm.datasets.coupled_logistic(500, beta_xy=0.0, beta_yx=0.3)
+    >>> net = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0)
+    >>> bool(net.link.sel(library="y", target="x"))  # x drives y
+    True
+    >>> bool(net.link.sel(library="x", target="y"))
+    False
+    """
+    x, labels, sdim, tdim = _series(data, series_dim, columns, time_dim)
+    N, T = x.shape
+    E_from = check_E_from(E_from)
+    tau = v.check_tau(tau)
+    knn = v.check_knn(knn)
+    excl = v.check_exclusion_radius(exclusion_radius)
+    lags_arr, _ = check_Tp_list(list(lags) if np.ndim(lags) else [lags])
+    lags_arr = np.unique(lags_arr)
+    if not (lags_arr <= 0).any():
+        raise ValueError(f"lags={list(lags)} has no lag <= 0: a driver's skill is tested at "
+                         "Tp <= 0; include 0, e.g. lags=[-2, -1, 0, 1, 2]")
+    alpha = float(alpha)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha} must lie in (0, 1), e.g. 0.05")
+    min_partial = float(min_partial)
+    if not 0 <= min_partial < 1:
+        raise ValueError(f"min_partial={min_partial} must lie in [0, 1), e.g. 0.2")
+    n_sur = v.check_int("surrogates", surrogates, 1,
+                        " (causal_network tests every pair against surrogates: use e.g. 29)")
+    sig = check_significance(n_sur, surrogate_method, seed, (), surrogate_options, p_method)
+    if E is None:
+        E_max = v.check_int("E_max", E_max, 1, " (the largest embedding dimension tried)")
+        E_top, Ev = E_max, None
+    else:
+        Ev = E_per_series(E, N)
+        E_top = int(Ev.max())
+    for tp in [1, *lags_arr.tolist()]:
+        check_library_points(T, E_top, tau, tp, knn, "E_max" if E is None else "E")
+    backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single",
+                                        "xmap_skill"], N * T * T)
+    search = resolve_method(neighbors, n_lib=T, dim=E_top,
+                            knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
+    from ..stats.surrogates import make_surrogates
+
+    S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
+    out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
+                  excl=excl, S=S, p_method=p_method, alpha=alpha, min_partial=min_partial,
+                  backend=backend, method=search,
+                  progress=progress_bar(progress, "causal_network", N))
+    return _dataset(out, labels, sdim, lags_arr, E_from, sig, search, dict(
+        tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
+        min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend))
+
+
+def _dataset(out, labels, sdim, lags, E_from, sig, search, attrs) -> xr.Dataset:
+    pair = ("library", "target")
+    Es = out["E"]
+    E_pair = np.repeat(Es[:, None], len(Es), 1) if E_from == "library" else np.repeat(
+        Es[None, :], len(Es), 0)
+    names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", "partial_rho",
+             "partial_p", "partial_q", "n_conditions", "synchrony", "link"]
+    ds = xr.Dataset({k: (pair, out[k]) for k in names})
+    ds["E"] = (pair, E_pair)
+    ds["rho_lag"] = (("library", "target", "Tp"), out["rho_lag"])
+    ds = ds.assign_coords(library=labels, target=labels, Tp=lags)
+    from .cross import significance_attrs
+
+    ds.attrs.update(attrs)
+    ds.attrs.update(significance_attrs(sig))
+    ds.attrs.update(
+        E_from=E_from, lags=lags.tolist(), **neighbor_attrs(search, False), series_dim=sdim,
+        conditioning=("partial cross mapping: partial correlation of the target with its "
+                      "estimate from the library's manifold given its estimates from the "
+                      "manifolds of the library's other candidate drivers (after Leng et al. "
+                      "2020), one-sided t-test"),
+        fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
+                    "over the candidates"),
+        rule=RULE, meaning="link(library=i, target=j) True: j drives i directly",
+        xedm_function="causal_network")
+    return ds
+
+
+def to_networkx(data: xr.Dataset):
+    """The links of a :func:`causal_network` result as a ``networkx.DiGraph``.
+
+    Nodes are the series labels (every series, linked or not); an edge ``j -> i`` for each
+    ``link[library=i, target=j]``, with attributes ``rho``, ``p`` (``p_value``), ``q``
+    (``q_value``), ``lag`` (``driver_Tp``), ``E``, ``partial_rho`` and ``partial_q``.
+    networkx is imported here (``pip install networkx``, or the ``network`` extra).
+
+    Parameters
+    ----------
+    data : Dataset
+        A result of :func:`xedm.causal_network`.
+
+    Returns
+    -------
+    networkx.DiGraph
+
+    Examples
+    --------
+    >>> import xedm
+    >>> ds = xedm.datasets.coupled_logistic(500, beta_xy=0.0, beta_yx=0.3)
+    >>> g = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0).edm.to_networkx()
+    >>> list(g.edges)
+    [('x', 'y')]
+    """
+    if not isinstance(data, xr.Dataset) or "link" not in data or "rho" not in data:
+        raise TypeError("to_networkx takes the Dataset of xedm.causal_network (with link and "
+                        f"rho over (library, target)), got {type(data).__name__}")
+    try:
+        import networkx as nx
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("to_networkx needs networkx: pip install networkx "
+                          "(or pip install 'xedm[network]')") from None
+    g = nx.DiGraph(**{k: data.attrs[k] for k in ("E_from", "alpha", "lags") if k in data.attrs})
+
+    def plain(x):
+        return x.item() if isinstance(x, np.generic) else x
+
+    libs = [plain(x) for x in data.library.values]
+    tgts = [plain(x) for x in data.target.values]
+    g.add_nodes_from(dict.fromkeys(libs + tgts))
+    d = {k: np.asarray(data[k].values) for k in ("link", "rho", "p_value", "q_value",
+                                                  "driver_Tp", "E", "partial_rho",
+                                                  "partial_q")}
+    for i, j in zip(*np.nonzero(d["link"])):
+        g.add_edge(tgts[j], libs[i], rho=float(d["rho"][i, j]), p=float(d["p_value"][i, j]),
+                   q=float(d["q_value"][i, j]), lag=int(d["driver_Tp"][i, j]),
+                   E=int(d["E"][i, j]), partial_rho=float(d["partial_rho"][i, j]),
+                   partial_q=float(d["partial_q"][i, j]))
+    return g
