@@ -379,3 +379,13 @@ def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool)
     check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
                f"surrogates={n_sur} for {n} series of {T} time points", fix)
 
+
+E_FROM = ("library", "target")
+
+
+def check_E_from(E_from) -> str:
+    if E_from not in E_FROM:
+        raise ValueError(f"E_from={E_from!r} is invalid; choose 'library' (the library's own E "
+                         "embeds it, as CCM theory and pyEDM's CCM) or 'target' (the target's "
+                         "E, as kEDM)")
+    return E_from

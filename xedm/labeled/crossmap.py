@@ -13,6 +13,7 @@ import xarray as xr
 
 from ..core import ccm as _ccm
 from ..core import validate as v
+from ..core.network import library_E_xmap
 from ..kernels import resolve_backend
 from ..neighbors.base import neighbor_attrs, resolve_method
 from ..stats.convergence import convergence
@@ -25,6 +26,7 @@ from ..stats.significance import (
 from ..stats.surrogates import make_surrogates
 from .checks import (
     E_per_series,
+    check_E_from,
     check_library_points,
     check_sample_cost,
     check_series_exclusion,
@@ -98,6 +100,7 @@ class CCMParams(CrossParams):
     seed: int
     n_boot: int
     keep_samples: bool
+    E_from: str = "library"  # whose E embeds the library of a pair
 
     @property
     def conv(self) -> bool:
@@ -108,6 +111,7 @@ class CCMParams(CrossParams):
 @dataclass(frozen=True, eq=False)
 class XmapParams(CrossParams):
     E_max: int  # as given when E is given (then unchecked and unused by the cross maps)
+    E_from: str = "target"  # whose E embeds the library of a pair
 
 
 def _check_E(T, Ev, tau, tps, knn, excl):
@@ -125,9 +129,10 @@ def _E_text(Ev) -> str:
 def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusion_radius,
                knn, keep_samples, surrogates, surrogate_method, quantiles, keep_null,
                surrogate_options, p_method, n_boot, backend, progress, neighbors,
-               neighbors_recall) -> CCMParams:
+               neighbors_recall, E_from="library") -> CCMParams:
     """Check the parameters of :func:`xedm.ccm` for n = len(labels) series of T points."""
     n = len(labels)
+    E_from = check_E_from(E_from)
     Ev = E_per_series(E, n)
     tau = v.check_tau(tau)
     Tps, lagged = check_Tp_list(Tp)
@@ -163,14 +168,28 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
     text = (f"{_E_text(Ev)}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}, "
             f"lib_sizes={sizes.tolist()}")
     return CCMParams(labels, sdim, n, Ev, tau, Tps, lagged, knn, excl, keep_null, sig, backend,
-                     search, bar, text, sizes, samples, seed, n_boot, keep_samples)
+                     search, bar, text, sizes, samples, seed, n_boot, keep_samples, E_from)
 
 
 def ccm_block(p: CCMParams, x2d: np.ndarray) -> tuple:
     """ccm of one (series, time) block: the arrays of :func:`ccm_layout`, in its order."""
-    res = _ccm.ccm(x2d, E=p.Ev, tau=p.tau, Tp=p.Tps, knn=p.knn, excl=p.excl,
-                   lib_sizes=p.lib_sizes, samples=p.samples, seed=p.seed, backend=p.backend,
-                   progress=p.bar, S=p.surrogates(x2d), method=p.search)
+    S = p.surrogates(x2d)
+
+    def run(Ev):
+        return _ccm.ccm(x2d, E=Ev, tau=p.tau, Tp=p.Tps, knn=p.knn, excl=p.excl,
+                        lib_sizes=p.lib_sizes, samples=p.samples, seed=p.seed,
+                        backend=p.backend, progress=p.bar, S=S, method=p.search)
+
+    if p.E_from == "library":
+        res = run(p.Ev)
+    else:  # the target's E: one run per distinct E, its targets' columns kept
+        res = None
+        for e in np.unique(p.Ev).tolist():
+            part, cols = run(np.full(p.n, e, np.int64)), p.Ev == e
+            if res is None:
+                res = part
+            for key, val in part.items():
+                res[key][:, cols] = val[:, cols]
     rho_s = res["rho"]
     mean = nanmean(rho_s, axis=-1)
     out = [rho_s, mean, res["n_valid"]]
@@ -213,7 +232,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
     if not p.keep_samples:
         ds = ds.drop_vars("rho_sample")
     ds = ds.assign_coords(library=p.labels, target=p.labels, lib_size=p.lib_sizes, Tp=p.Tps,
-                          E=("library", p.Ev))
+                          E=(p.E_from, p.Ev))
     if p.conv:
         ds = ds.assign_coords(ci=["low", "high"])
     ds = _null_coords(ds, p)
@@ -224,7 +243,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
     ds.attrs.update(tau=p.tau, Tp=p.Tp_text, exclusion_radius=p.excl,
                     knn=-1 if p.knn is None else p.knn, samples=p.samples, seed=p.seed,
                     backend=p.backend, **neighbor_attrs(p.search, lazy),
-                    series_dim=p.sdim,
+                    series_dim=p.sdim, E_from=p.E_from,
                     meaning="rho(library=x, target=y) high: y causes x")
     if p.conv:
         ds.attrs.update(n_boot=p.n_boot, convergence=(
@@ -247,9 +266,10 @@ def _null_coords(ds: xr.Dataset, p: CrossParams) -> xr.Dataset:
 
 def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, surrogates,
                 surrogate_method, seed, quantiles, keep_null, surrogate_options, p_method,
-                backend, progress, neighbors, neighbors_recall) -> XmapParams:
+                backend, progress, neighbors, neighbors_recall, E_from="target") -> XmapParams:
     """Check the parameters of :func:`xedm.xmap` for n = len(labels) series of T points."""
     n = len(labels)
+    E_from = check_E_from(E_from)
     tau = v.check_tau(tau)
     Tps, lagged = check_Tp_list(Tp)
     knn = v.check_knn(knn)
@@ -281,7 +301,7 @@ def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, su
                             n_pred=T, backend=backend, recall=neighbors_recall)
     bar = progress_bar(progress, "xmap", n)
     return XmapParams(labels, sdim, n, Ev, tau, Tps, lagged, knn, excl, keep_null, sig, backend,
-                      search, bar, text, E_max)
+                      search, bar, text, E_max, E_from)
 
 
 def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
@@ -293,10 +313,16 @@ def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
     res = None
     if live.any():
         x = np.ascontiguousarray(x2d[live])
-        res = _ccm.xmap(x, E=None if p.Ev is None else p.Ev[live], E_max=p.E_max, tau=p.tau,
-                        Tp=p.Tps, knn=p.knn, excl=p.excl, backend=p.backend, progress=p.bar,
-                        S=p.surrogates(x), quantiles=p.sig["quantiles"],
-                        keep_null=p.keep_null, method=p.search)
+        kw = dict(tau=p.tau, Tp=p.Tps, knn=p.knn, excl=p.excl, backend=p.backend,
+                  progress=p.bar, S=p.surrogates(x), quantiles=p.sig["quantiles"],
+                  keep_null=p.keep_null, method=p.search)
+        if p.E_from == "library":  # each library's own E (one cross map per distinct E)
+            Ev = p.Ev[live] if p.Ev is not None else _ccm.choose_E(
+                x, E_tab=np.arange(1, p.E_max + 1), tau=p.tau, knn=p.knn, excl=p.excl,
+                backend=p.backend)
+            res = library_E_xmap(x, E=Ev, **kw)
+        else:
+            res = _ccm.xmap(x, E=None if p.Ev is None else p.Ev[live], E_max=p.E_max, **kw)
     rho = np.full((n, n, nTp), np.nan)
     Es = np.ones(n, np.int64) if p.Ev is None else p.Ev.copy()
     out = [rho, Es]
@@ -325,7 +351,7 @@ def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
 
 def xmap_layout(p: XmapParams) -> tuple[list, list, dict, list]:
     """Names, dims, dim sizes and dtypes of the outputs of :func:`xmap_block`."""
-    names, out_dims, dtypes = ["rho", "E"], [_PAIRS, ["target"]], [float, np.int64]
+    names, out_dims, dtypes = ["rho", "E"], [_PAIRS, [p.E_from]], [float, np.int64]
     if p.n_sur:
         names += ["p_value", "q_value", "rho_null"]
         out_dims += [_PAIRS, _PAIRS, _PAIRS + ["quantile"]]
@@ -359,7 +385,7 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
     ds = _null_coords(ds, p)
     Es = res[1]
     if Es.ndim == 1:
-        ds = ds.assign_coords(E=("target", Es.data))  # dask-backed data: stays lazy
+        ds = ds.assign_coords(E=(p.E_from, Es.data))  # dask-backed data: stays lazy
     else:
         ds["E"] = Es
     if p.lagged:
@@ -371,8 +397,9 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
                     E_max=p.E_max if p.Ev is None else int(np.max(p.Ev)),
                     E_chosen=int(p.Ev is None),
                     backend=p.backend, **neighbor_attrs(p.search, lazy),
-                    series_dim=p.sdim,
-                    meaning="rho(library=i, target=j) high: j causes i; pair uses E[target]")
+                    series_dim=p.sdim, E_from=p.E_from,
+                    meaning=("rho(library=i, target=j) high: j causes i; pair uses "
+                             f"E[{p.E_from}]"))
     if p.n_sur:
         ds.attrs.update(significance_attrs(p.sig))
         ds.attrs["fdr_family"] = ("q_value: Benjamini-Hochberg over the off-diagonal "

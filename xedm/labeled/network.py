@@ -12,11 +12,15 @@ from ..core import validate as v
 from ..core.network import network
 from ..kernels import resolve_backend
 from ..neighbors.base import neighbor_attrs, resolve_method
-from .checks import E_per_series, check_library_points, check_significance, check_Tp_list
+from .checks import (
+    E_per_series,
+    check_E_from,
+    check_library_points,
+    check_significance,
+    check_Tp_list,
+)
 from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
-
-E_FROM = ("library", "target")
 
 #: the decision rule, as the result's attrs and the docs state it
 RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the cross map of "
@@ -26,14 +30,6 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "the candidates) and partial_rho >= min_partial: j's estimate from i's manifold "
         "still predicts j given its estimates from the manifolds of i's other candidate "
         "drivers (partial cross mapping)")
-
-
-def check_E_from(E_from) -> str:
-    if E_from not in E_FROM:
-        raise ValueError(f"E_from={E_from!r} is invalid; choose 'library' (the library's own E "
-                         "embeds it, as CCM theory and pyEDM's CCM) or 'target' (the target's "
-                         "E, as kEDM)")
-    return E_from
 
 
 def _series(data, series_dim, columns, time_dim):
@@ -280,7 +276,7 @@ def to_networkx(data: xr.Dataset):
     d = {k: np.asarray(data[k].values) for k in ("link", "rho", "p_value", "q_value",
                                                   "driver_Tp", "E", "partial_rho",
                                                   "partial_q")}
-    for i, j in zip(*np.nonzero(d["link"])):
+    for i, j in zip(*np.nonzero(d["link"]), strict=True):
         g.add_edge(tgts[j], libs[i], rho=float(d["rho"][i, j]), p=float(d["p_value"][i, j]),
                    q=float(d["q_value"][i, j]), lag=int(d["driver_Tp"][i, j]),
                    E=int(d["E"][i, j]), partial_rho=float(d["partial_rho"][i, j]),

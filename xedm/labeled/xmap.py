@@ -53,6 +53,7 @@ def ccm(
     progress: bool | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    E_from: str = "library",
 ) -> xr.Dataset:
     """Convergent cross mapping (Sugihara et al. 2012) for every ordered pair of series.
 
@@ -96,6 +97,11 @@ def ccm(
         averaged over the samples like the observed one.
     n_boot : int
         Bootstrap resamples of the samples for ``rho_ci`` (with 3 or more lib_sizes).
+    E_from : {"library", "target"}
+        Whose E embeds the library of a pair: ``"library"`` (default: the library's own E,
+        as CCM theory and pyEDM's CCM) or ``"target"`` (the target's E, as kEDM and
+        :func:`xedm.xmap`'s default).  The coordinate ``E`` lies along that dim and
+        ``attrs["E_from"]`` records the choice.
 
     Returns
     -------
@@ -143,7 +149,7 @@ def ccm(
                    surrogate_method=surrogate_method, quantiles=quantiles, keep_null=keep_null,
                    surrogate_options=surrogate_options, p_method=p_method, n_boot=n_boot,
                    backend=backend, progress=progress, neighbors=neighbors,
-                   neighbors_recall=neighbors_recall)
+                   neighbors_recall=neighbors_recall, E_from=E_from)
     lazy = X.chunks is not None
     names, out_dims, sizes, dtypes = ccm_layout(p)
     res = apply_cross(X, tdim, partial(ccm_block, p), out_dims, sizes, dtypes,
@@ -175,6 +181,7 @@ def xmap(
     progress: bool | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    E_from: str = "target",
 ) -> xr.Dataset:
     """All-pairs cross map at the full library: the causal map of many series.
 
@@ -236,6 +243,11 @@ def xmap(
     neighbors, neighbors_recall : as in :func:`xedm.simplex`
         How the cross maps' neighbour tables are built (docs/neighbors.md); the choice of E
         is always exact (one fused pass, no tables).
+    E_from : {"target", "library"}
+        Whose E embeds the library of a pair: ``"target"`` (default, as kEDM) or
+        ``"library"`` (the library's own E, as CCM theory and pyEDM's CCM; what
+        :func:`xedm.causal_network` uses: one cross map per distinct E, so a little slower).
+        The coordinate ``E`` lies along that dim and ``attrs["E_from"]`` records the choice.
 
     Returns
     -------
@@ -281,10 +293,10 @@ def xmap(
                     surrogate_method=surrogate_method, seed=seed, quantiles=quantiles,
                     keep_null=keep_null, surrogate_options=surrogate_options, p_method=p_method,
                     backend=backend, progress=progress, neighbors=neighbors,
-                    neighbors_recall=neighbors_recall)
+                    neighbors_recall=neighbors_recall, E_from=E_from)
     lazy = X.chunks is not None
     names, out_dims, sizes, dtypes = xmap_layout(p)
-    if lazy and X.ndim == 2 and not p.n_sur:
+    if lazy and X.ndim == 2 and not p.n_sur and p.E_from == "target":
         # the pair space in (library x target) blocks, one task each (xedm.distributed)
         res = xmap_pair_blocks(p, X, tdim)
     else:
