@@ -13,6 +13,7 @@ matplotlib is imported only when a function is called, so ``import xedm`` stays 
 :func:`ccm_convergence`        ``rho`` against ``lib_size``, both directions, sample spread
 :func:`causal_map`             heatmap of ``rho(library, target)``; clustered order, marks
 :func:`lag_plot`               ``rho`` against the lag ``Tp`` per pair (time-lagged cross maps)
+:func:`network`                a causal network (graph or matrix) of :func:`xedm.causal_network`
 :func:`recurrence_plot`        a recurrence matrix with RR and eps
 :func:`rqa_measures`           windowed RQA over time, or measures against the threshold
 :func:`rqa_histograms`         line-length histograms of one RQA result
@@ -32,6 +33,7 @@ from .. import api
 from ._base import call_view
 from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
+from .network import network
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "causal_map",
     "ccm_convergence",
     "lag_plot",
+    "network",
     "cluster_order",
     "plot",
     "prediction",
@@ -68,6 +71,8 @@ def made_by(obj: xr.Dataset | xr.DataArray) -> str:
         return name
     names = set(obj.data_vars) if isinstance(obj, xr.Dataset) else {obj.name}
     dims = set(obj.dims)
+    if "link" in names and {"library", "target"} <= dims:
+        return "causal_network"
     if isinstance(obj, xr.DataArray) and obj.ndim == 2 and obj.dtype == bool:
         return "recurrence_plot"
     if "coefficients" in names:
@@ -102,6 +107,7 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     ``smap``                                       :func:`smap_coefficients` (Figure)
     ``ccm``                                        :func:`ccm_convergence`
     ``xmap``                                       :func:`causal_map`
+    ``causal_network``                             :func:`network`
     ``ccm`` or ``xmap`` with a list of Tp          :func:`lag_plot`
     ``rqa``                                        :func:`rqa_measures` (Figure)
     ``recurrence_plot``                            :func:`recurrence_plot`
