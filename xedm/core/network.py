@@ -6,11 +6,12 @@ statistic is indexed ``[i, j]``: high skill is evidence that **j causes i** (CON
 
 Conditioning (partial cross mapping, after Leng et al. 2020): a candidate link j -> i (its
 cross map significant) is kept when the cross-map estimate of j from i's manifold, ``ĵ_i``,
-still predicts j once the estimates of j from the manifolds of i's other candidate drivers
-k, ``ĵ_k``, are accounted for: the partial correlation ``r(j, ĵ_i | {ĵ_k})`` (linear, over
-the prediction times) with its one-sided t-test.  If j reaches i only through k (j -> k ->
-i), or j and i share a driver k (k -> j, k -> i), i's manifold knows of j no more than k's
-does, and the partial correlation vanishes.
+still predicts j once every other candidate driver k of i is accounted for, through the
+estimates of j from k's manifold, ``ĵ_k``, and k's own values (each at the pair's lag and
+one step either side): the partial correlation ``r(j, ĵ_i | {ĵ_k, k})`` (linear, over the
+prediction times) with its one-sided t-test.  If j reaches i only through k (j -> k -> i),
+or j and i share a driver k (k -> j, k -> i), i's manifold knows of j little more than k
+does, and the partial correlation is small.
 """
 
 from __future__ import annotations
@@ -123,35 +124,45 @@ def partial_corr_p(r: float, n: int, m: int) -> float:
     return float(student.sf(r * np.sqrt(df / (1.0 - r * r)), df))
 
 
+SHIFTS = (-1, 0, 1)  # the conditioning terms are taken at the pair's lag and one step around
+
+
 def conditional_tests(X, tables: Tables, candidate, lag):
     """The conditional statistic of every candidate link (partial cross mapping).
 
-    For (i, j) with ``candidate[i, j]``: the partial correlation of j (at t + ``lag[i, j]``)
-    with its cross-map estimate from i's manifold, given its estimates (same lag) from the
-    manifolds of every other candidate driver k of i (``candidate[i, k]``, k != j), and its
-    one-sided p-value (:func:`partial_corr_p`).  Returns ``r``, ``p`` (N, N) (NaN off the
-    candidates) and ``n_conditions`` (N, N), the number of k.
+    For (i, j) with ``candidate[i, j]`` and its lag L = ``lag[i, j]``: the partial correlation
+    of y = j(t + L) with its cross-map estimate from i's manifold, given, for every other
+    candidate driver k of i (``candidate[i, k]``, k != j), the estimates of j(t + L + s) from
+    k's manifold and the values k(t + L + s), s in :data:`SHIFTS` (six terms per k, and an
+    intercept); with its one-sided p-value (:func:`partial_corr_p`).  ``tables`` must cover
+    every lag L + s.  Returns ``r``, ``p`` (N, N) (NaN off the candidates) and
+    ``n_conditions`` (N, N), the number of k.
     """
     X = np.asarray(X, np.float64)
     N = X.shape[0]
     r = np.full((N, N), np.nan)
     p = np.full((N, N), np.nan)
     m = np.zeros((N, N), np.int64)
-    ok = tables.ok
+    ok, t = tables.ok, tables.t
     for i in np.flatnonzero(candidate.any(axis=1)).tolist():
         drivers = np.flatnonzero(candidate[i])
         libs = np.concatenate([[i], drivers[drivers != i]])
         cache: dict = {}
         for col, j in enumerate(drivers.tolist()):
             L = int(lag[i, j])
-            if L not in cache:  # every library's estimate of every driver at this lag
-                cache[L] = np.stack([tables.estimate(X, k, drivers, L) for k in libs])
-            est = cache[L][:, col]  # (libraries, P)
-            cond = (libs != i) & (libs != j)
-            y = X[j, tables.t + L][ok]
-            r[i, j] = partial_corr(y, est[0][ok], est[cond][:, ok])
-            m[i, j] = int(cond.sum())
-            p[i, j] = partial_corr_p(r[i, j], len(y), m[i, j])
+            if L not in cache:  # every library's estimates of every driver around this lag
+                cache[L] = [np.stack([tables.estimate(X, k, drivers, L + s) for k in libs])
+                            for s in SHIFTS]
+            cond = libs[(libs != i) & (libs != j)]
+            rows = np.isin(libs, cond)
+            Z = [cache[L][si][rows, col][:, ok] for si in range(len(SHIFTS))]
+            Z += [X[cond][:, t[ok] + L + s] for s in SHIFTS]
+            y = X[j, t[ok] + L]
+            a = cache[L][SHIFTS.index(0)][0, col][ok]
+            Z = np.concatenate(Z) if len(cond) else np.empty((0, len(y)))
+            r[i, j] = partial_corr(y, a, Z)
+            m[i, j] = len(cond)
+            p[i, j] = partial_corr_p(r[i, j], len(y), len(Z))
     return r, p, m
 
 
@@ -225,7 +236,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     significant = off & (q <= alpha)
     candidate = significant & (best <= 0)
     driver_lag = lags[at]
-    tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=lags, backend=backend,
+    around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
+    tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
                     method=method)
     pr, pp, n_cond = conditional_tests(X, tables, candidate, driver_lag)
     pq = bh_qvalues(pp, candidate)
