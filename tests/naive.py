@@ -206,11 +206,13 @@ def ccm_pair(x, y, E, lib_sizes, samples, seed, tau=1, Tp=0, knn=None, excl=0, v
     return out
 
 
-def xmap(X, E, tau=1, Tp=0, knn=None, excl=0):
-    """rho[i, j]: simplex cross map from series i to target j with the target's E[j]."""
+def xmap(X, E, tau=1, Tp=0, knn=None, excl=0, E_from="target"):
+    """rho[i, j]: simplex cross map from series i to target j with the target's E[j] (or,
+    with ``E_from="library"``, the library's E[i])."""
     N = X.shape[0]
-    return np.array([[simplex(X[i][None], X[j], int(E[j]), tau=tau, Tp=Tp, knn=knn,
-                              excl=excl)["rho"] for j in range(N)] for i in range(N)])
+    return np.array([[simplex(X[i][None], X[j], int(E[j] if E_from == "target" else E[i]),
+                              tau=tau, Tp=Tp, knn=knn, excl=excl)["rho"] for j in range(N)]
+                      for i in range(N)])
 
 
 
@@ -331,3 +333,55 @@ def normal_p_value(obs, null):
     sd = math.sqrt(sum((v - m) ** 2 for v in z) / (len(z) - 1))
     score = (math.atanh(min(max(obs, -clip), clip)) - m) / sd
     return 0.5 * math.erfc(score / math.sqrt(2))
+
+
+# ---------------------------------------------------------------- causal networks
+def partial_correlation(y, a, Z):
+    """Partial correlation of y and a given the rows of Z (and a constant), from the inverse
+    of the covariance matrix of (y, a, Z): -P[0, 1] / sqrt(P[0, 0] P[1, 1])."""
+    M = np.vstack([y, a, np.asarray(Z).reshape(-1, len(y))])
+    P = np.linalg.inv(np.cov(M))
+    return -P[0, 1] / np.sqrt(P[0, 0] * P[1, 1])
+
+
+def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1)):
+    """causal_network's conditional statistic, from the words of its docs.
+
+    Library points of every series: complete windows (its own E) whose t + l lies in the data
+    for every l in ``scan`` (the lags, each widened by ``shifts``); prediction times: the
+    same, with windows complete at the largest E.  For candidate (i, j) at L = lag[i, j]: the
+    partial correlation of y = j(t + L) with the simplex estimate of j(t + L) from i's
+    manifold, given, for every other candidate driver k of i, the estimates of j(t + L + s)
+    from k's manifold and k(t + L + s), s in ``shifts``.  Returns (r, p, n_conditions), p
+    one-sided from Student's t with n - 2 - (number of terms) degrees of freedom.
+    """
+    from scipy.stats import t as student
+
+    X = np.asarray(X, float)
+    N, T = X.shape
+    mask = np.array([all(0 <= t + l < T for l in scan) for t in range(T)])
+    span = (max(E) - 1) * tau
+    pred = mask & (np.arange(T) >= span)
+    times = np.flatnonzero(pred)
+
+    def estimate(k, j, Tp):
+        out = simplex(X[k][None], X[j], int(E[k]), tau=tau, Tp=Tp, lib=mask, pred=pred)
+        return out["prediction"]  # one per prediction time, in order
+
+    r = np.full((N, N), np.nan)
+    p = np.full((N, N), np.nan)
+    m = np.zeros((N, N), int)
+    for i in range(N):
+        for j in range(N):
+            if not candidate[i, j]:
+                continue
+            L = int(lag[i, j])
+            ks = [k for k in range(N) if candidate[i, k] and k not in (i, j)]
+            Z = [estimate(k, j, L + s) for s in shifts for k in ks]
+            Z += [X[k, times + L + s] for s in shifts for k in ks]
+            y = X[j, times + L]
+            r[i, j] = partial_correlation(y, estimate(i, j, L), np.array(Z).reshape(-1, len(y)))
+            m[i, j] = len(ks)
+            df = len(y) - 2 - len(Z)
+            p[i, j] = student.sf(r[i, j] * np.sqrt(df / (1 - r[i, j] ** 2)), df)
+    return r, p, m

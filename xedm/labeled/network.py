@@ -47,6 +47,7 @@ def _series(data, series_dim, columns, time_dim):
     x = np.asarray(X.values, np.float64)  # dask-backed data are computed here
     if not np.isfinite(x).all():
         bad = [labels[i] for i in np.flatnonzero(~np.isfinite(x).all(axis=1))][:5]
+        bad = [b.item() if isinstance(b, np.generic) else b for b in bad]
         raise ValueError(f"causal_network needs finite series; series {bad} have NaN or inf: "
                          "fill or cut the gaps first (e.g. data.interpolate_na('time') or "
                          "data.dropna('time'))")

@@ -1,0 +1,155 @@
+"""causal_network (direct links: library's E, lag signature, partial cross mapping), the
+E_from choice of xmap and ccm, to_networkx and the network view."""
+
+import naive
+import numpy as np
+import pytest
+import xarray as xr
+
+import xedm
+from xedm.core import network as core
+
+
+def test_xmap_E_from_library_matches_naive():
+    X = xedm.datasets.many_series(4, 120, seed=0).x
+    E = [1, 2, 3, 2]
+    got = xedm.xmap(X, "series", E=E, E_from="library")
+    ref = naive.xmap(X.values, E, E_from="library")
+    np.testing.assert_allclose(got.rho.values, ref, rtol=1e-10, atol=1e-12)
+    assert got.E.dims == ("library",) and got.attrs["E_from"] == "library"
+    # today's default is unchanged: the target's E
+    dflt = xedm.xmap(X, "series", E=E)
+    np.testing.assert_allclose(dflt.rho.values, naive.xmap(X.values, E), rtol=1e-10, atol=1e-12)
+    assert dflt.E.dims == ("target",) and dflt.attrs["E_from"] == "target"
+
+
+def test_ccm_E_from_target_matches_naive():
+    X = xedm.datasets.many_series(3, 100, seed=1).x
+    ds = xr.Dataset({f"s{i}": X[i].drop_vars("series") for i in range(3)})
+    cols = ["s0", "s1", "s2"]
+    E = [1, 3, 2]
+    got = xedm.ccm(ds, cols, E=E, lib_sizes=[30], samples=2, seed=4, E_from="target")
+    for i in range(3):
+        for j in range(3):
+            ref = naive.ccm_pair(X.values[i], X.values[j], E[j], [30], 2, 4)
+            np.testing.assert_allclose(got.rho.values[i, j, 0], ref.mean(), rtol=1e-10)
+    assert got.E.dims == ("target",) and got.attrs["E_from"] == "target"
+    assert xedm.ccm(ds, cols, E=E, lib_sizes=[30], samples=1,
+                    seed=4).attrs["E_from"] == "library"
+
+
+def test_partial_cross_map_matches_naive():
+    X = xedm.datasets.many_series(4, 120, density=0.5, seed=3).x.values
+    E = np.array([1, 2, 2, 1])
+    cand = np.zeros((4, 4), bool)
+    cand[1, 0] = cand[2, 0] = cand[2, 1] = cand[2, 3] = cand[1, 3] = True
+    lag = np.array([[0, 0, 0, 0], [-1, 0, 0, 0], [-2, -1, 0, 0], [0, 0, 0, 0]])
+    lag[1, 3] = lag[2, 3] = 0
+    scan = np.unique(np.concatenate([np.arange(-2, 1) + s for s in core.SHIFTS]))
+    tabs = core.Tables(X, E, tau=1, knn=None, excl=0, lags=scan, backend="cpu")
+    r, p, m = core.conditional_tests(X, tabs, cand, lag)
+    r0, p0, m0 = naive.partial_cross_map(X, E, cand, lag, scan)
+    # two algebras (least squares; the inverse covariance): equal to rounding
+    np.testing.assert_allclose(r[cand], r0[cand], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p[cand], p0[cand], rtol=1e-3, atol=1e-9)
+    np.testing.assert_array_equal(m, m0)
+    assert np.isnan(r[~cand]).all()
+
+
+def test_conditioning_removes_indirect_links():
+    ds = xedm.datasets.many_series(16, 500, density=0.12, seed=1)
+    truth = ds.adjacency.values.T  # (library = driven, target = driver)
+    before = ds.x.copy(deep=True)
+    net = xedm.causal_network(ds.x, seed=0, surrogates=19, E_max=4, lags=[-2, -1, 0, 1])
+    xr.testing.assert_identical(ds.x, before)  # the input is never modified
+    cand, link = net.candidate.values, net.link.values
+    assert (link <= cand).all()
+
+    def precision(m):
+        return (m & truth).sum() / m.sum()
+
+    # the candidates hold indirect links; the conditioning removes them, not the direct ones
+    assert (cand & ~link & ~truth).sum() >= 3
+    assert precision(link) >= precision(cand) + 0.1
+    assert (link & truth).sum() / truth.sum() >= 0.7
+    for key in ("E_from", "lags", "alpha", "min_partial", "rule", "conditioning",
+                "surrogates", "surrogate_method", "p_method", "surrogate_seed"):
+        assert key in net.attrs
+    assert net.attrs["E_from"] == "library"
+    assert (net.E.values == net.E.values[:, :1]).all()  # the library's E along each row
+    off = ~np.eye(16, dtype=bool)
+    assert (net.best_Tp.values[link] <= 0).all()
+    assert (net.q_value.values[link] <= 0.05).all() and not net.link.values[~off].any()
+
+
+def test_logistic_pair_direction_and_networkx():
+    ds = xedm.datasets.coupled_logistic(500, beta_xy=0.0, beta_yx=0.3)
+    net = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0, surrogates=19)
+    assert bool(net.link.sel(library="y", target="x"))
+    assert not bool(net.link.sel(library="x", target="y"))
+    nx = pytest.importorskip("networkx")
+    g = net.edm.to_networkx()
+    assert isinstance(g, nx.DiGraph) and list(g.edges) == [("x", "y")]
+    e = g.edges["x", "y"]
+    assert e["rho"] == pytest.approx(float(net.rho.sel(library="y", target="x")))
+    assert e["lag"] == int(net.driver_Tp.sel(library="y", target="x"))
+    assert {"p", "q", "E", "partial_rho", "partial_q"} <= set(e)
+
+
+def test_red_noise_gives_few_links():
+    X = xedm.datasets.ar1(12, 300, phi=0.9, seed=2)
+    net = xedm.causal_network(X, seed=1, surrogates=19, E_max=4)
+    off = ~np.eye(12, dtype=bool)
+    assert net.link.values[off].mean() <= 0.05
+
+
+def test_sardine_anchovy_no_link():
+    pyEDM = pytest.importorskip("pyEDM")
+    df = pyEDM.sampleData["sardine_anchovy_sst"]
+    ds = xr.Dataset({c: ("time", df[c].to_numpy(float)) for c in df.columns[1:]},
+                    coords={"time": df[df.columns[0]].to_numpy()})
+    net = ds.edm.causal_network(columns=list(df.columns[1:]), E_max=6, seed=0)
+    assert not bool(net.link.sel(library="sardine", target="anchovy"))
+
+
+def test_network_view():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ds = xedm.datasets.coupled_logistic(300, beta_xy=0.0, beta_yx=0.3)
+    net = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0, surrogates=9)
+    ax = net.edm.plot()
+    assert ax.get_title() == "causal network: 1 link"
+    texts = [t.get_text() for t in ax.texts]
+    assert str(int(net.driver_Tp.values[1, 0])) in texts and {"x", "y"} <= set(texts)
+    ax = net.edm.plot(kind="matrix")
+    assert ax.get_ylabel() == "library (effect)"
+    with pytest.raises(ValueError, match="kind="):
+        net.edm.plot(kind="bogus")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"lags": [1, 2]}, "no lag <= 0"),
+    ({"E_from": "both"}, "E_from='both'"),
+    ({"alpha": 1.5}, "alpha=1.5"),
+    ({"min_partial": 1.0}, "min_partial=1.0"),
+    ({"surrogates": 0}, "surrogates"),
+])
+def test_bad_parameters(kwargs, match):
+    X = xedm.datasets.many_series(3, 100, seed=0).x
+    with pytest.raises(ValueError, match=match):
+        xedm.causal_network(X, **kwargs)
+
+
+def test_bad_data():
+    X = xedm.datasets.many_series(3, 100, seed=0).x
+    gappy = X.copy()
+    gappy[1, 5] = np.nan
+    with pytest.raises(ValueError, match=r"needs finite series; series \[1\] have NaN"):
+        xedm.causal_network(gappy)
+    with pytest.raises(ValueError, match="other dims"):
+        xedm.causal_network(X.expand_dims(run=2), "series")
+    with pytest.raises(TypeError, match="to_networkx takes"):
+        xedm.to_networkx(X.to_dataset(name="x"))
+    with pytest.raises(ValueError, match="E_from='lib'"):
+        xedm.xmap(X, "series", E=2, E_from="lib")
