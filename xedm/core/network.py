@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
 from .embed import windows_finite
@@ -101,15 +102,10 @@ class Tables:
 
 def partial_corr(y, a, Z) -> float:
     """Pearson correlation of ``y`` and ``a`` (n,) after regressing both on [1, Z]
-    (Z (m, n), m may be 0)."""
-    n = len(y)
-    A = np.concatenate([np.ones((1, n)), np.asarray(Z).reshape(-1, n)]).T
-    coef, *_ = np.linalg.lstsq(A, np.stack([y, a], axis=1), rcond=None)
-    res = np.stack([y, a], axis=1) - A @ coef
-    sy, sa = np.sqrt((res ** 2).sum(axis=0))
-    if sy <= 0 or sa <= 0:
-        return np.nan
-    return float((res[:, 0] * res[:, 1]).sum() / (sy * sa))
+    (Z (m, n), m may be 0): the ``partial_corr`` kernel (one thread, on the host)."""
+    Z = np.ascontiguousarray(np.asarray(Z, np.float64).reshape(-1, len(y)))
+    return float(get_kernel("partial_corr", "cpu")(np.ascontiguousarray(y, np.float64),
+                                                   np.ascontiguousarray(a, np.float64), Z))
 
 
 def partial_corr_p(r: float, n: int, m: int) -> float:

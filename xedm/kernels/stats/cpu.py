@@ -52,3 +52,39 @@ def twin_walk(cls, order, offsets, u, r):
                 s = min(int(r[w, i] * P), P - 1)
             out[w, i] = s
     return out
+
+
+@njit(cache=True)
+def partial_corr(y, a, Z):
+    """Pearson correlation of ``y`` and ``a`` (n,) after removing their least-squares fits
+    on a constant and the rows of ``Z`` (m, n): both are projected off an orthonormal basis
+    of those columns, built by Gram-Schmidt with one re-orthogonalisation (a column left
+    with under 1e-10 of its norm adds nothing).  One thread: cheap for the small systems of
+    :func:`xedm.core.network.conditional_tests`, which call it once per candidate link."""
+    n = y.shape[0]
+    m = Z.shape[0]
+    Q = np.empty((m + 1, n))
+    Q[0, :] = 1.0 / np.sqrt(n)
+    r = 1
+    v = np.empty(n)
+    for c in range(m):
+        v[:] = Z[c]
+        norm0 = np.sqrt(np.sum(v * v))
+        for _ in range(2):
+            for b in range(r):
+                v -= np.sum(Q[b] * v) * Q[b]
+        norm = np.sqrt(np.sum(v * v))
+        if norm > 1e-10 * norm0 and norm > 0:
+            Q[r, :] = v / norm
+            r += 1
+    ry = y.copy()
+    ra = a.copy()
+    for _ in range(2):
+        for b in range(r):
+            ry -= np.sum(Q[b] * ry) * Q[b]
+            ra -= np.sum(Q[b] * ra) * Q[b]
+    sy = np.sqrt(np.sum(ry * ry))
+    sa = np.sqrt(np.sum(ra * ra))
+    if not (sy > 0 and sa > 0):
+        return np.nan
+    return np.sum(ry * ra) / (sy * sa)
