@@ -16,6 +16,7 @@ __all__ = [
     "naive_runs",
     "naive_line_histograms",
     "naive_measures",
+    "naive_recurrence_network",
 ]
 
 
@@ -145,3 +146,44 @@ def naive_measures(R, theiler=1, l_min=2, v_min=2, w_min=2, symmetric=True):
         "LAM": lam, "TT": tt, "V_max": vmax, "V_ENTR": ventr,
         "W": W, "W_max": wmax, "W_ENTR": wentr,
     }
+
+
+def naive_recurrence_network(R):
+    """Network measures of the dense recurrence matrix R (diagonal dropped): textbook
+    definitions with plain loops (triangles by triple loops, path lengths by a queue)."""
+    A = np.asarray(R, bool).copy()
+    n = A.shape[0]
+    np.fill_diagonal(A, False)
+    nbrs = [list(np.nonzero(A[i])[0]) for i in range(n)]
+    k = np.array([len(v) for v in nbrs], np.int64)
+    tri = np.zeros(n, np.int64)
+    for i in range(n):
+        for a in range(len(nbrs[i])):
+            for b in range(a + 1, len(nbrs[i])):
+                tri[i] += A[nbrs[i][a], nbrs[i][b]]
+    pairs = k * (k - 1) // 2
+    local = np.array([tri[i] / pairs[i] if pairs[i] else 0.0 for i in range(n)])
+    total, count = 0, 0
+    for s in range(n):
+        dist = {s: 0}
+        queue = [s]
+        for u in queue:
+            for w in nbrs[u]:
+                if w not in dist:
+                    dist[w] = dist[u] + 1
+                    queue.append(w)
+        total += sum(dist.values())
+        count += len(dist) - 1
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if A[i, j]]
+    if edges:
+        m = len(edges)
+        num1 = sum(int(k[i]) * int(k[j]) for i, j in edges) / m
+        num2 = (sum(int(k[i]) + int(k[j]) for i, j in edges) / (2 * m)) ** 2
+        den1 = sum(int(k[i]) ** 2 + int(k[j]) ** 2 for i, j in edges) / (2 * m)
+        assort = (num1 - num2) / (den1 - num2) if den1 != num2 else np.nan
+    else:
+        assort = np.nan
+    return {"degree": k, "local_clustering": local, "global_clustering": local.mean(),
+            "transitivity": tri.sum() / pairs.sum() if pairs.sum() else np.nan,
+            "average_path_length": total / count if count else np.nan,
+            "assortativity": assort, "link_density": k.sum() / (n * (n - 1))}

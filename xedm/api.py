@@ -101,6 +101,7 @@ METHODS: tuple[Method, ...] = (
                        ("rqa_rate_window", {"E": 2, "recurrence_rate": 0.05, "window": 60,
                                             "step": 30}))),
     Method("recurrence_plot", _RQA, view="recurrence_plot", section="recurrence"),
+    Method("recurrence_network", _RQA, section="recurrence"),
     Method("set_options", "xedm.options", accessor=False),
     Method("get_option", "xedm.options", accessor=False),
 )

@@ -28,10 +28,11 @@ import xarray as xr
 from .assemble import assemble
 from .compute import lazy_measures, measures
 from .inputs import prepare
+from .network import recurrence_network
 from .plan import make_plan
 from .plot import recurrence_plot
 
-__all__ = ["recurrence_plot", "rqa"]
+__all__ = ["recurrence_network", "recurrence_plot", "rqa"]
 
 
 def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_rate=None,
