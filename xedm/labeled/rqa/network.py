@@ -7,8 +7,8 @@ import xarray as xr
 
 from ...recurrence.network import NETWORK_MEASURES, network_measures
 from ...recurrence.recurrence import NORMS, thresholds, unit_scale
-from ..inputs import time_index
-from .inputs import arrays, prepare, problem, too_short
+from ..inputs import one_time_chunk, time_index
+from .inputs import VAR, checked, prepare, problem, too_short
 from .thresholds import check_eps_method, eps_matrix, threshold_specs
 
 _LONG = {
@@ -20,6 +20,9 @@ _LONG = {
     "assortativity": "degree correlation over the links (Newman)",
     "link_density": "links / (N (N - 1))",
 }
+
+
+PER_STATE = ("degree", "local_clustering")
 
 
 def _which(measures):
@@ -91,29 +94,68 @@ def recurrence_network(data, columns=None, *, E: int = 1, tau: int = 1, eps=None
     T = X.sizes[dim]
     n = T - (E - 1) * tau
     too_short(n, E, tau, f"the series of {T} points")
-    batch_dims, xa, _ = arrays(X, None, kind, dim)
+    batch_dims = [d for d in X.dims if d not in (VAR, dim)]
     shape = [X.sizes[d] for d in batch_dims]
+
+    def block(xa):  # (..., VAR, time) -> one array per measure, then eps
+        lead = xa.shape[:-2]
+        got = _networks(xa, kind, E, tau, xs, norm, eps_method, which)[:-1]
+        return tuple(g.reshape(lead + g.shape[1:]) for g in got)
+
+    lazy = X.chunks is not None
+    if lazy:
+        X = one_time_chunk(X, dim, "recurrence_network").chunk({VAR: -1})
+        node = "__rn_node"
+        out_dims = [[node] if m in PER_STATE else [] for m in which] + [[]]
+        res = xr.apply_ufunc(
+            block, X,
+            input_core_dims=[[VAR, dim]], output_core_dims=out_dims, dask="parallelized",
+            output_dtypes=[np.int64 if m == "degree" else np.float64 for m in which]
+            + [np.float64], dask_gufunc_kwargs={"output_sizes": {node: n}})
+        arrays_out = [r.transpose(*batch_dims, ...).data for r in res]
+        used = None
+    else:
+        xa = np.asarray(X.values, np.float64)
+        got = _networks(xa, kind, E, tau, xs, norm, eps_method, which)
+        used = got[-1]
+        arrays_out = [g.reshape(shape + list(g.shape[1:])) for g in got[:-2]]
+        arrays_out.append(got[-2].reshape(shape))
+    coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
+    coords[dim] = np.asarray(index)[(E - 1) * tau:]
+    out = {}
+    for name, vals in zip(which, arrays_out[:-1], strict=True):
+        vdims = batch_dims + ([dim] if name in PER_STATE else [])
+        out[name] = xr.Variable(vdims, vals, {"long_name": _LONG[name]})
+    attrs = {"xedm_function": "recurrence_network", "E": E, "tau": tau, "norm": norm,
+             "n_states": int(n), xs.name: float(xs.values[0])}
+    if xs.is_rate:
+        eps_data = arrays_out[-1]
+        out["eps"] = xr.Variable(batch_dims, eps_data,
+                                 {"long_name": "threshold reaching the recurrence rate"})
+        if used is not None:
+            attrs["eps_method"] = used
+            if eps_data.size == 1:
+                attrs["eps"] = float(np.asarray(eps_data).ravel()[0])
+    return xr.Dataset(out, coords=coords, attrs=attrs)
+
+
+def _networks(xa, kind, E, tau, xs, norm, eps_method, which):
+    """The measures ``which`` of every series of ``xa`` (..., VAR, time) as arrays (B, ...),
+    then eps (B,) in the data's unit, then the eps method used."""
+    T = xa.shape[-1]
+    xa, _ = checked(xa, None, kind)
     xa, _, exps = unit_scale(xa, None, 1)
     prob = problem(xa, None, kind, E, tau, 0, [(b, 0) for b in range(xa.shape[0])], T, T)
     e, used = eps_matrix(prob, xs, None, norm, eps_method, exps)
     thr = thresholds(e, norm, 1, prob.matrices.shape[0])
     per = [network_measures(prob, m, thr[m, 0], NORMS.index(norm), which)
            for m in range(prob.matrices.shape[0])]
-    coords = {d: X.coords[d] for d in batch_dims if d in X.coords}
-    coords[dim] = np.asarray(index)[(E - 1) * tau:]
-    out = {}
+    n = T - (E - 1) * tau
+    res = []
     for name in which:
-        vals = np.array([p[name] for p in per]).reshape(shape + ([n] if name in (
-            "degree", "local_clustering") else []))
-        vdims = batch_dims + ([dim] if vals.ndim > len(shape) else [])
-        out[name] = xr.Variable(vdims, vals, {"long_name": _LONG[name]})
-    eps_data = np.ldexp(e[:, 0, 0], exps[:, 0])  # in the data's unit
-    attrs = {"xedm_function": "recurrence_network", "E": E, "tau": tau, "norm": norm,
-             "n_states": int(n), xs.name: float(xs.values[0])}
-    if xs.is_rate:
-        out["eps"] = xr.Variable(batch_dims, eps_data.reshape(shape),
-                                 {"long_name": "threshold reaching the recurrence rate"})
-        attrs["eps_method"] = used
-        if eps_data.size == 1:
-            attrs["eps"] = float(eps_data[0])
-    return xr.Dataset(out, coords=coords, attrs=attrs)
+        tail = [n] if name in PER_STATE else []
+        dtype = np.int64 if name == "degree" else np.float64
+        res.append(np.array([p[name] for p in per], dtype).reshape([len(per)] + tail))
+    res.append(np.ldexp(e[:, 0, 0], exps[:, 0]))  # in the data's unit
+    res.append(used)
+    return res
