@@ -17,6 +17,8 @@ __all__ = [
     "naive_line_histograms",
     "naive_measures",
     "naive_recurrence_network",
+    "naive_border_lines",
+    "naive_recurrence_times",
 ]
 
 
@@ -187,3 +189,61 @@ def naive_recurrence_network(R):
             "transitivity": tri.sum() / pairs.sum() if pairs.sum() else np.nan,
             "average_path_length": total / count if count else np.nan,
             "assortativity": assort, "link_density": k.sum() / (n * (n - 1))}
+
+
+def _runs_at(values):
+    """(start, length) of each run of True in a 1-D boolean sequence."""
+    out, start = [], None
+    for i, v in enumerate(list(values) + [False]):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            out.append((start, i - start))
+            start = None
+    return out
+
+
+def naive_border_lines(R, theiler=1, symmetric=True):
+    """Histograms (as naive_line_histograms) of the lines that touch the matrix border: a
+    diagonal line containing its diagonal's first or last point, a vertical (white) line
+    containing its column's first or last row."""
+    R = np.asarray(R, bool)
+    na, nb = R.shape
+    L = na + 1
+    hd, hv, hw = (np.zeros(L, np.uint64) for _ in range(3))
+    for k in range(-(na - 1), nb):
+        if symmetric and abs(k) < theiler:
+            continue
+        dg = np.diagonal(R, offset=k)
+        for s, n in _runs_at(dg):
+            if s == 0 or s + n == dg.size:
+                hd[n] += 1
+    for j in range(nb):
+        for col, h in ((R[:, j], hv), (~R[:, j], hw)):
+            for s, n in _runs_at(col):
+                if s == 0 or s + n == na:
+                    h[n] += 1
+    return hd, hv, hw
+
+
+def naive_recurrence_times(R):
+    """T1 (mean gap between consecutive recurrent points of a column), T2 (mean gap between
+    the starts of consecutive vertical lines of a column), RTE (entropy of the white vertical
+    lines not touching the border), pooled over the columns."""
+    R = np.asarray(R, bool)
+    na = R.shape[0]
+    g1, g2, white = [], [], []
+    for j in range(R.shape[1]):
+        rows = np.nonzero(R[:, j])[0]
+        g1 += list(np.diff(rows))
+        g2 += list(np.diff([s for s, _ in _runs_at(R[:, j])]))
+        white += [n for s, n in _runs_at(~R[:, j]) if s > 0 and s + n < na]
+    t1 = float(np.mean(g1)) if g1 else np.nan
+    t2 = float(np.mean(g2)) if g2 else np.nan
+    if white:
+        _, counts = np.unique(white, return_counts=True)
+        p = counts / counts.sum()
+        rte = float(-(p * np.log(p)).sum())
+    else:
+        rte = np.nan
+    return {"T1": t1, "T2": t2, "RTE": rte}

@@ -130,3 +130,18 @@ def test_pyunicorn_parity(case):
                          ("assortativity", rn.assortativity()),
                          ("link_density", rn.link_density)):
         assert float(ours[mine]) == pytest.approx(theirs, rel=1e-12), mine
+
+
+def test_network_view_draws_the_result():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    net = xr.DataArray(logistic(150), dims="time").edm.recurrence_network(E=2, eps=0.1)
+    fig = net.edm.plot()  # dispatch on attrs["xedm_function"]
+    deg, clu, scatter = fig.axes
+    np.testing.assert_array_equal(deg.lines[0].get_ydata(), net.degree.values)
+    np.testing.assert_array_equal(clu.lines[0].get_xdata(), net.time.values)
+    np.testing.assert_array_equal(scatter.collections[0].get_offsets()[:, 0], net.degree)
+    assert f"{float(net.transitivity):.3g}" in fig._suptitle.get_text()
+    with pytest.raises(ValueError, match="lacks"):
+        xedm.plot.recurrence_network(net[["transitivity"]])

@@ -11,6 +11,7 @@ from ...core import validate as v
 from ...core.validate import check_bool
 from ...memory import check_memory, check_work
 from ...recurrence.measures import MEASURES
+from ...recurrence.times import BORDERS, TIMES
 from ..inputs import time_index
 from .inputs import VAR, too_short
 from .thresholds import check_eps_method, threshold_specs
@@ -50,6 +51,12 @@ class Plan:
     histograms: bool
     batch_dims: list
     nbatch: int
+    border: str = "keep"
+    recurrence_times: bool = False
+
+    @property
+    def measure_names(self) -> tuple:
+        return MEASURES + (TIMES if self.recurrence_times else ())
 
     @property
     def na(self) -> int:
@@ -74,7 +81,7 @@ class Plan:
 
 def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, eps,
               recurrence_rate, joint_eps, joint_recurrence_rate, eps_method, tile, backend,
-              window, step, histograms) -> Plan:
+              window, step, histograms, border="keep", recurrence_times=False) -> Plan:
     """Check the parameters of :func:`rqa` (after :func:`~.inputs.prepare`), in its order, and
     refuse a call too big to run."""
     from ...kernels import resolve_backend
@@ -87,6 +94,10 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
     if tile is not None:
         tile = v.check_int("tile", tile, 1)
     backend = resolve_backend(backend)
+    if border not in BORDERS:
+        raise ValueError(f"border={border!r} is invalid; choose 'keep' (every line, as pyrqa "
+                         "and pyunicorn) or 'drop' (leave out the lines touching the border)")
+    recurrence_times = check_bool("recurrence_times", recurrence_times)
     index = time_index(X, dim)
     T = X.sizes[dim]
     Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
@@ -105,7 +116,8 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
         width_x, width_y = width_y, width_x
     p = Plan(dim, kind, E, tau, norm, theiler, l_min, v_min, w_min, xs, ys, eps_method, tile,
              backend, index, window, step, starts, width_x, width_y, n_states, histograms,
-             batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)))
+             batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)),
+             border, recurrence_times)
     check_cost(p.nbatch, p.nwin, p.na, p.nb, p.K, p.nch, histograms)
     return p
 
