@@ -96,3 +96,46 @@ def test_windows_view_draws_each_windows_eps():
     np.testing.assert_array_equal(fig.axes[0].lines[0].get_ydata(), win.DET.values)
     with pytest.raises(ValueError, match="windowed"):
         xedm.plot.rqa_windows(da.edm.rqa(E=2, eps=EPS, backend="cpu"))
+
+
+def _fan_matrix(x, k, E, tau, norm):
+    """Dense FAN matrix: row i recurs where d < the distance of rank k in row i."""
+    a = nr.naive_embed(x, E, tau)
+    D = nr.naive_distance_matrix(a, a, norm)
+    eps = np.sort(D, axis=1)[:, k]
+    return D < np.where(eps > 0, eps, np.finfo(np.float64).tiny)[:, None]
+
+
+@pytest.mark.parametrize("norm, theiler", [("euclidean", 1), ("maximum", 0),
+                                           ("manhattan", 3)])
+def test_neighbors_per_state_matches_dense(norm, theiler):
+    x = np.random.default_rng(1).normal(size=130).cumsum()
+    res = xr.DataArray(x, dims="time").edm.rqa(E=3, tau=2, neighbors_per_state=9, norm=norm,
+                                               theiler=theiler)
+    R = _fan_matrix(x, 9, 3, 2, norm)
+    assert not np.array_equal(R, R.T)  # the hard case: not symmetric
+    hd, hv, hw = nr.naive_line_histograms(R, theiler, True)  # both triangles, band left out
+    L = hv.size
+    np.testing.assert_array_equal(res.diagonal_lines.values[:L - 1], hd[1:L])
+    np.testing.assert_array_equal(res.vertical_lines.values, hv[1:])
+    np.testing.assert_array_equal(res.white_vertical_lines.values, hw[1:])
+    ref = nr.naive_measures(R, theiler)
+    for name, value in ref.items():
+        np.testing.assert_allclose(float(res[name]), value, rtol=1e-12, err_msg=name)
+    assert res.attrs["neighbors_per_state"] == 9 and "eps" not in res.attrs
+
+
+def test_neighbors_per_state_windows_and_errors():
+    x = logistic(200)
+    da = xr.DataArray(x, dims="time")
+    win = da.edm.rqa(E=2, neighbors_per_state=5, window=90, step=50)
+    for w, t in enumerate(win.time.values):
+        R = _fan_matrix(x[t - 89:t + 1], 5, 2, 1, "euclidean")
+        np.testing.assert_allclose(float(win.DET[w]), nr.naive_measures(R)["DET"], rtol=1e-12)
+    for kwargs, match in (({"eps": 0.1}, "instead of eps"),
+                          ({"other": da}, "self recurrence"),
+                          ({"backend": "gpu"}, "runs on the CPU"),
+                          ({"border": "drop"}, "own eps"),
+                          ({"window": 10}, "smaller than the number of states")):
+        with pytest.raises(ValueError, match=match):
+            da.edm.rqa(E=2, neighbors_per_state=9, **kwargs)

@@ -351,3 +351,68 @@ def diagonal_border_runs(X, Y, cvar, coff, cchan, nch, thr, norm, prob, symmetri
                     trail += 1
             out[p, kk, d, 0] = lead
             out[p, kk, d, 1] = trail
+
+
+@njit(parallel=True, **_FLAGS)
+def row_kth_distances(X, cvar, coff, cchan, norm, prob, k, out):
+    """out[p, i] = the k-th smallest (0-based; state i itself, at 0, included) distance of
+    row i of self-recurrence problem p (squared for the Euclidean norm)."""
+    nprob, nmax = out.shape
+    for q in prange(nprob * nmax):
+        p = q // nmax
+        i = q - p * nmax
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        if i >= na:
+            continue
+        acc = np.empty((1, na))
+        _distances(X, arow, astart, i, X, arow, astart, 0, na, cvar, coff, cchan, norm, acc)
+        out[p, i] = np.partition(acc[0], k)[k]
+
+
+@njit(parallel=True, **_FLAGS)
+def row_threshold_histograms(X, cvar, coff, cchan, norm, prob, rowthr, theiler, hd, hv, hw):
+    """Line histograms of self-recurrence matrices with one threshold per row,
+    ``R[i, j] = d(v_i, v_j) < rowthr[p, i]`` (not symmetric): one sweep down the rows per
+    matrix, every diagonal of both triangles (``|j - i| < theiler`` left out; the line of
+    identity once when ``theiler == 0``) and every column tracked at once."""
+    for p in prange(prob.shape[0]):
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        acc = np.empty((1, na))
+        dcur = np.zeros(2 * na, np.uint8)
+        dstart = np.zeros(2 * na, np.int64)
+        vcur = np.zeros(na, np.uint8)
+        vstart = np.zeros(na, np.int64)
+        for i in range(na):
+            _distances(X, arow, astart, i, X, arow, astart, 0, na, cvar, coff, cchan, norm,
+                       acc)
+            t = rowthr[p, i]
+            for j in range(na):
+                b = 1 if acc[0, j] < t else 0
+                if b != vcur[j]:
+                    length = i - vstart[j]
+                    if vcur[j]:
+                        hv[p, length] += 1
+                    elif length > 0:
+                        hw[p, length] += 1
+                    vcur[j] = b
+                    vstart[j] = i
+                d = j - i
+                if (d < theiler and -d < theiler) and not (theiler == 0 and d == 0):
+                    continue
+                di = d + na - 1
+                if b != dcur[di]:
+                    if dcur[di]:
+                        hd[p, i - dstart[di]] += 1
+                    dcur[di] = b
+                    dstart[di] = i
+        for j in range(na):
+            length = na - vstart[j]
+            if vcur[j]:
+                hv[p, length] += 1
+            elif length > 0:
+                hw[p, length] += 1
+        for di in range(2 * na - 1):
+            if dcur[di]:
+                d = di - (na - 1)
+                end = na - d if d > 0 else na  # one past the diagonal's last row
+                hd[p, end - dstart[di]] += 1

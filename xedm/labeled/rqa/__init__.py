@@ -41,7 +41,7 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         window: int | None = None, step: int | None = None, dim: str | None = None,
         backend: str | None = None, tile: int | None = None, histograms: bool | None = None,
         eps_method: str = "auto", progress: bool | None = None, border: str = "keep",
-        recurrence_times: bool = False) -> xr.Dataset:
+        recurrence_times: bool = False, neighbors_per_state: int | None = None) -> xr.Dataset:
     """Recurrence quantification analysis, exact and matrix-free.
 
     Parameters
@@ -96,6 +96,12 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
     recurrence_times : bool, default False
         Also return ``T1`` and ``T2`` (mean recurrence times of the first and second type,
         Gao & Cai 2000) and ``RTE`` (recurrence time entropy); see docs/rqa.md.
+    neighbors_per_state : int, optional
+        Instead of ``eps`` / ``recurrence_rate``, the fixed-amount-of-neighbours threshold:
+        ``R[i, j] = d(v_i, v_j) < eps_i`` with ``eps_i`` the distance of rank ``k``
+        (0-based, state i itself at 0) of row i, so each row holds k recurrent points (no
+        ties).  The matrix is not symmetric (both triangles' diagonals counted); self
+        recurrence, one threshold, CPU only.
 
     Returns
     -------
@@ -138,7 +144,8 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
                   w_min=w_min, eps=eps, recurrence_rate=recurrence_rate, joint_eps=joint_eps,
                   joint_recurrence_rate=joint_recurrence_rate, eps_method=eps_method,
                   tile=tile, backend=backend, window=window, step=step, histograms=histograms,
-                  border=border, recurrence_times=recurrence_times)
+                  border=border, recurrence_times=recurrence_times,
+                  neighbors_per_state=neighbors_per_state)
     lazy = X.chunks is not None or (Y is not None and Y.chunks is not None)
     if lazy:  # one task per chunk of the other dims; the value checks run in the tasks
         meas, hists, eps_used = lazy_measures(X, Y, p)

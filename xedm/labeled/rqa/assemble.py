@@ -85,7 +85,9 @@ def assemble(X, p, meas, hists, eps_used, lazy, used_method):
              "theiler": p.theiler if kind != "cross" else 0, "l_min": p.l_min,
              "v_min": p.v_min, "w_min": p.w_min, "backend": p.backend,
              "n_states": int(p.n_states), "border": p.border}
-    if not xs.is_list:
+    if p.neighbors_per_state is not None:
+        attrs["neighbors_per_state"] = int(p.neighbors_per_state)
+    elif not xs.is_list:
         attrs[xs.name] = float(xs.values[0])
         if xs.is_rate and "eps" in found and found["eps"][0].size == 1 and not lazy:
             attrs["eps"] = float(found["eps"][0].ravel()[0])

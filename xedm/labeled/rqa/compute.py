@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ...recurrence.fan import neighbor_line_histograms
 from ...recurrence.measures import rqa_measures
 from ...recurrence.recurrence import line_histograms, unit_scale
 from ...recurrence.times import corrected
@@ -44,11 +45,15 @@ def measures(xa, ya, p, show):
     for group, group_cells in zip(groups, cells, strict=True):
         prob = problem(xa, ya, kind, E, tau, p.theiler, [(b, p.starts[w]) for b, w in group],
                        p.width_x, p.width_y)
-        e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
-                                    exps[[b for b, _ in group]])
         advance = _advance(bar, group_cells)
-        h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance)
-        h, times = corrected(prob, e, p.norm, h, p.border, p.recurrence_times)
+        if p.neighbors_per_state is not None:  # every row its own eps: one kernel
+            h = neighbor_line_histograms(prob, p.neighbors_per_state, p.norm, p.theiler)
+            e, times = np.full((len(group), 1, 1), np.nan), None
+        else:
+            e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
+                                        exps[[b for b, _ in group]])
+            h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance)
+            h, times = corrected(prob, e, p.norm, h, p.border, p.recurrence_times)
         advance(1.0)
         n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
         m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, p.l_min, p.v_min,
