@@ -19,6 +19,7 @@ __all__ = [
     "naive_recurrence_network",
     "naive_border_lines",
     "naive_recurrence_times",
+    "gap_eps",
 ]
 
 
@@ -247,3 +248,15 @@ def naive_recurrence_times(R):
     else:
         rte = np.nan
     return {"T1": t1, "T2": t2, "RTE": rte}
+
+
+def gap_eps(x, q, E, tau, norm):
+    """A threshold near the q-quantile of the distances, in the middle of the widest gap
+    between neighbouring distances there: float32 rounding (pyunicorn) cannot move a point
+    across it."""
+    a = naive_embed(x, E, tau)
+    d = np.unique(naive_distance_matrix(a, a, norm))
+    k = int(q * d.size)
+    lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
+    g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
+    return float(0.5 * (d[g - 1] + d[g]))

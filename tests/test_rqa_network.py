@@ -26,17 +26,6 @@ def _cases(n=220):
     return [(a, b.astype(np.float32).astype(np.float64), E, tau) for a, b, E, tau in out]
 
 
-def _gap_eps(x, q, E, tau, norm):
-    """A threshold near the q-quantile of the distances, in the middle of the widest gap
-    between neighbouring distances there (float32 rounding cannot move a pair across it)."""
-    a = nr.naive_embed(x, E, tau)
-    d = np.unique(nr.naive_distance_matrix(a, a, norm))
-    k = int(q * d.size)
-    lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
-    g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
-    return float(0.5 * (d[g - 1] + d[g]))
-
-
 def _assert_equal_measures(ours, ref):
     np.testing.assert_array_equal(ours["degree"].values, ref["degree"])
     np.testing.assert_allclose(ours["local_clustering"].values, ref["local_clustering"],
@@ -48,7 +37,7 @@ def _assert_equal_measures(ours, ref):
 @pytest.mark.parametrize("case, norm", [(0, "euclidean"), (1, "maximum"), (2, "manhattan")])
 def test_network_matches_dense_reference(case, norm):
     name, x, E, tau = _cases(150)[case]
-    eps = _gap_eps(x, 0.08, E, tau, norm)
+    eps = nr.gap_eps(x, 0.08, E, tau, norm)
     ours = xr.DataArray(x, dims="time").edm.recurrence_network(E=E, tau=tau, eps=eps,
                                                                norm=norm)
     R = nr.naive_recurrence_matrix(x, E=E, tau=tau, eps=eps, norm=norm)
@@ -117,7 +106,7 @@ def test_pyunicorn_parity(case):
     name, x, E, tau = _cases()[case]
     norm, metric = [("euclidean", "euclidean"), ("maximum", "supremum"),
                     ("euclidean", "euclidean")][case]
-    eps = _gap_eps(x, 0.05, E, tau, norm)
+    eps = nr.gap_eps(x, 0.05, E, tau, norm)
     rn = RecurrenceNetwork(x, dim=E, tau=tau, metric=metric, threshold=eps, silence_level=3)
     ours = xr.DataArray(x, dims="time").edm.recurrence_network(E=E, tau=tau, eps=eps,
                                                                norm=norm)

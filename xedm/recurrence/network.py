@@ -89,7 +89,7 @@ def network_measures(prob, m: int, thr, norm_code: int, which=NETWORK_MEASURES,
     thr = np.ascontiguousarray(np.asarray(thr, np.float64).reshape(-1))
     geo = (prob.cvar, prob.coff, prob.cchan, prob.nch, thr, norm_code)
     deg = np.zeros(n, np.int64)
-    get_kernel("rn_degrees", "cpu")(X, ra, sa, n, *geo, deg)
+    get_kernel("rn_neighbor_sums", "cpu")(X, ra, sa, n, *geo, np.ones(n, np.int64), deg)
     out: dict = {}
     total_links = int(deg.sum())
     if "degree" in which:
@@ -98,7 +98,7 @@ def network_measures(prob, m: int, thr, norm_code: int, which=NETWORK_MEASURES,
         out["link_density"] = total_links / (n * (n - 1)) if n > 1 else float("nan")
     if "assortativity" in which:
         s = np.zeros(n, np.int64)
-        get_kernel("rn_neighbor_degree_sums", "cpu")(X, ra, sa, n, *geo, deg, s)
+        get_kernel("rn_neighbor_sums", "cpu")(X, ra, sa, n, *geo, deg, s)
         out["assortativity"] = assortativity(deg, s)
     if not any(w in which for w in NEED_LISTS):
         return out

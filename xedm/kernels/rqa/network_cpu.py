@@ -3,9 +3,9 @@ adjacency matrix of an undirected graph (pyunicorn's ``RecurrenceNetwork``).
 
 Two kinds of kernel:
 
-* **matrix-free** (:func:`degrees`, :func:`neighbor_degree_sums`): each row's distances are
-  computed on the fly (the same float64 sums as the RQA kernels, so a pair is recurrent here
-  exactly when it is in :func:`xedm.rqa`), O(N) memory, O(N^2) time;
+* **matrix-free** (:func:`neighbor_sums`: degrees, neighbours' degree sums): each row's
+  distances are computed on the fly (the same float64 sums as the RQA kernels, so a pair
+  is recurrent here exactly when it is in :func:`xedm.rqa`), O(N) memory, O(N^2) time;
 * **on the adjacency lists** (:func:`adjacency`, :func:`triangles`, :func:`path_sums`): a
   CSR list of every link (int32 column indices, 4 bytes per recurrent pair), built
   matrix-free, then triangles per node and breadth-first searches from every node.
@@ -37,23 +37,9 @@ def _linked(acc, thr, b):
 
 
 @njit(parallel=True, **_FLAGS)
-def degrees(X, ra, sa, n, cvar, coff, cchan, nch, thr, norm, deg):
-    """deg[i] = number of j != i with d(v_i, v_j) < eps (matrix-free)."""
-    nblk = (n + ROWS - 1) // ROWS
-    for blk in prange(nblk):
-        acc = np.empty((nch, n))
-        for i in range(blk * ROWS, min(n, (blk + 1) * ROWS)):
-            _distances(X, ra, sa, i, X, ra, sa, 0, n, cvar, coff, cchan, norm, acc)
-            c = 0
-            for j in range(n):
-                if j != i and _linked(acc, thr, j):
-                    c += 1
-            deg[i] = c
-
-
-@njit(parallel=True, **_FLAGS)
-def neighbor_degree_sums(X, ra, sa, n, cvar, coff, cchan, nch, thr, norm, deg, out):
-    """out[i] = sum of deg[j] over the neighbours j of i (matrix-free, a second pass)."""
+def neighbor_sums(X, ra, sa, n, cvar, coff, cchan, nch, thr, norm, weight, out):
+    """out[i] = sum of weight[j] over the neighbours j != i of i (matrix-free): the degree
+    with unit weights, the sum of the neighbours' degrees with weight = degree."""
     nblk = (n + ROWS - 1) // ROWS
     for blk in prange(nblk):
         acc = np.empty((nch, n))
@@ -62,14 +48,14 @@ def neighbor_degree_sums(X, ra, sa, n, cvar, coff, cchan, nch, thr, norm, deg, o
             s = 0
             for j in range(n):
                 if j != i and _linked(acc, thr, j):
-                    s += deg[j]
+                    s += weight[j]
             out[i] = s
 
 
 @njit(parallel=True, **_FLAGS)
 def adjacency(X, ra, sa, n, cvar, coff, cchan, nch, thr, norm, indptr, indices):
     """Fill ``indices[indptr[i]:indptr[i+1]]`` with the neighbours of i, ascending
-    (``indptr`` from :func:`degrees`)."""
+    (``indptr`` from the degrees)."""
     nblk = (n + ROWS - 1) // ROWS
     for blk in prange(nblk):
         acc = np.empty((nch, n))
