@@ -101,6 +101,10 @@ METHODS: tuple[Method, ...] = (
                        ("rqa_rate_window", {"E": 2, "recurrence_rate": 0.05, "window": 60,
                                             "step": 30}))),
     Method("recurrence_plot", _RQA, view="recurrence_plot", section="recurrence"),
+    Method("recurrence_network", _RQA, view="recurrence_network", section="recurrence",
+           lazy_cases=(("recurrence_network", {"E": 2, "eps": 0.2}),
+                       ("recurrence_network_rate", {"E": 2, "recurrence_rate": 0.05,
+                                                    "measures": ["degree", "transitivity"]}))),
     Method("set_options", "xedm.options", accessor=False),
     Method("get_option", "xedm.options", accessor=False),
 )
