@@ -18,6 +18,7 @@ import xarray as xr
 
 from ..core import simplex as _simplex
 from ..core import smap as _smap
+from ..core.smap_estimator import smap_estimator
 from ..core import validate as v
 from ..core.embed import lag_step
 from ..kernels import resolve_backend
@@ -33,6 +34,7 @@ from ..options import get_option
 from .checks import (
     PREDICTED,
     block_check,
+    check_estimator,
     check_exclusion,
     check_horizon,
     check_predictions,
@@ -353,7 +355,9 @@ def simplex(
     -------
     Dataset
         ``prediction`` and ``observed`` on the (extended) time coordinate at the target times
-        t + Tp; ``rho``, ``mae``, ``rmse``, ``n``; parameters, backend and neighbour method in
+        t + Tp; ``pred_variance``, the weighted variance of the neighbours' targets about each
+        prediction, ``sum w_i (y_i - prediction)^2 / sum w_i`` (pyEDM's Pred_Variance);
+        ``rho``, ``mae``, ``rmse``, ``n``; parameters, backend and neighbour method in
         ``attrs``.
     {notes}
     Examples
@@ -396,6 +400,7 @@ def simplex(
 
     results = _apply(X, y, dim, block_check("simplex", core) if lazy else core, {
         "prediction": ([_OUT], {_OUT: P}, float),
+        "pred_variance": ([_OUT], {_OUT: P}, float),
         "observed": ([_OUT], {_OUT: P}, float),
         **_SKILL,
     }, lazy)
@@ -439,11 +444,17 @@ def smap(
     ----------
     theta : float, default 0
         Localisation; 0 is a global linear autoregression.
-    solver : {"lstsq", "ridge"}
+    solver : {"lstsq", "ridge"} or scikit-learn-style regressor
         "lstsq": SVD least squares (minimum-norm, as numpy.linalg.lstsq).  "ridge":
         ``|| diag(w) (A c - b) ||^2 + alpha * sum_{j>=1} c_j^2`` (intercept not penalised).
+        A regressor (anything with ``fit(X, y, sample_weight)``, ``coef_`` and
+        ``intercept_``: scikit-learn's Ridge, Lasso, ElasticNet, their CV versions,
+        LinearRegression, ...) fits each local map with its own objective and
+        ``sample_weight = w**2`` (a clone is fitted, one fit per prediction point, on the
+        CPU); the coefficients are ``[intercept_, *coef_]``.  See docs/conventions.md for
+        how this differs from pyEDM's ``solver=``.
     alpha : float
-        Ridge strength (solver="ridge").
+        Ridge strength (solver="ridge"; a regressor carries its own).
     singular_values : bool
         Also return the singular values of each weighted design matrix.
     Other parameters are as in :func:`simplex` (E may be left out with ``embedded=True``).
@@ -476,7 +487,9 @@ def smap(
     thetas = v.check_theta(theta)
     if thetas.size != 1:
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")
-    solver, alpha = v.check_solver(solver, alpha)
+    estimator = check_estimator(solver, alpha, singular_values)
+    if estimator is None:
+        solver, alpha = v.check_solver(solver, alpha)
     singular_values = v.check_bool("singular_values", singular_values)
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
@@ -495,6 +508,10 @@ def smap(
     nc = len(coef)
 
     def core(Xb, yb):
+        if estimator is not None:
+            return smap_estimator(Xb, yb, E=kE, tau=tau, Tp=Tp, theta=float(thetas[0]),
+                                  knn=knn, excl=excl, embedded=bool(embedded),
+                                  estimator=estimator, **spec)
         chunks, tick, close = _row_progress(Xb, "smap")
         try:
             res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
@@ -519,6 +536,8 @@ def smap(
     results = _apply(X, y, dim, block_check("smap", core) if lazy else core, outputs, lazy)
     if not lazy:
         _check_results("smap", results[0], X, y, dim, excl, out_t)
+    if estimator is not None:  # fitted on the CPU, every neighbour found exactly
+        solver, backend = str(estimator), "cpu"
     attrs.update(theta=float(thetas[0]), knn=-1 if knn is None else knn, solver=solver,
                  alpha=alpha, backend=backend, **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs, {"coef": coef})
