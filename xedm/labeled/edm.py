@@ -43,6 +43,7 @@ from .checks import (
     pred_times,
 )
 from .device import cupy_io
+from .generate import check_generate, generative
 from .inputs import (
     VAR,
     Data,
@@ -307,6 +308,7 @@ def simplex(
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    generate_steps: int = 0,
 ) -> xr.Dataset:
     """Simplex projection (Sugihara & May 1990): forecast by the k nearest states.
 
@@ -350,6 +352,13 @@ def simplex(
         Target recall of approximate methods (default 0.99): their search effort is raised
         until the recall measured against brute force on a sample of prediction points
         reaches it; the measured value is ``attrs["neighbors_recall"]`` (1.0 when exact).
+    generate_steps : int, default 0
+        Generative (closed-loop) forecast of this many steps (pyEDM's ``generateSteps``):
+        from the last state of the data, each one-step forecast is appended as the newest
+        observation and the next state is built from it; the library stays the data's.  The
+        result is then the ``generate_steps`` forecasts on the time coordinate extended past
+        the data with its step (``observed`` NaN, no skill).  Needs one column that is also
+        the target, ``Tp=1``, no ``pred`` and ``embedded=False``; runs on the CPU.
 
     Returns
     -------
@@ -373,6 +382,8 @@ def simplex(
     """
     p = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
+    if check_generate(generate_steps, p, pred, embedded):
+        return generative("simplex", p, generate_steps)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     kE = 1 if embedded else E
@@ -433,6 +444,7 @@ def smap(
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    generate_steps: int = 0,
 ) -> xr.Dataset:
     """S-map (Sugihara 1994): locally weighted linear maps; theta sets the nonlinearity.
 
@@ -457,7 +469,8 @@ def smap(
         Ridge strength (solver="ridge"; a regressor carries its own).
     singular_values : bool
         Also return the singular values of each weighted design matrix.
-    Other parameters are as in :func:`simplex` (E may be left out with ``embedded=True``).
+    Other parameters are as in :func:`simplex` (E may be left out with ``embedded=True``;
+    ``generate_steps`` gives ``coefficients`` of each generated step too).
 
     Returns
     -------
@@ -492,6 +505,12 @@ def smap(
         solver, alpha = v.check_solver(solver, alpha)
     singular_values = v.check_bool("singular_values", singular_values)
     kE = 1 if embedded else E
+    names = attrs["columns"].split(", ")
+    coef = ["intercept"] + [f"{c}(t-{e * tau})" for c in names for e in range(kE)]
+    if check_generate(generate_steps, p, pred, embedded):
+        attrs.update(theta=float(thetas[0]), solver=str(estimator or solver), alpha=alpha)
+        return generative("smap", p, generate_steps, thetas=thetas, coef=coef,
+                          alpha=alpha if solver == "ridge" else 0.0, estimator=estimator)
     pred_t = pred_times(spec, kE, tau)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
@@ -503,8 +522,6 @@ def smap(
                        "a smaller E")
     out_t = pred_t + Tp
     P = len(out_t)
-    names = attrs["columns"].split(", ")
-    coef = ["intercept"] + [f"{c}(t-{e * tau})" for c in names for e in range(kE)]
     nc = len(coef)
 
     def core(Xb, yb):
