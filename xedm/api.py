@@ -93,6 +93,7 @@ METHODS: tuple[Method, ...] = (
                        ("xmap_Tp", {"dim": "series", "E": 2, "Tp": [-1, 0]}),
                        ("xmap_surrogates", {"dim": "series", "E": 2, "surrogates": 9,
                                             "seed": 1}))),
+    Method("multiview", "xedm.labeled.multiview", view="prediction"),
     Method("surrogates", "xedm.labeled.surrogates", section="significance",
            lazy_cases=(("surrogates", {"method": "ebisuzaki", "n": 3, "seed": 0}),
                        ("surrogates_shuffle", {"method": "shuffle", "n": 2, "seed": 5}))),
