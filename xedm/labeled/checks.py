@@ -25,6 +25,7 @@ from ..memory import check_memory, check_work
 from ..stats.surrogates import check_method, check_options
 from .inputs import VAR, user_stacklevel
 
+
 # ----------------------------------------------------------------------------- before
 def check_estimator(solver, alpha, singular_values):
     """S-map's ``solver`` when it is a regressor (None for a solver name): it must have

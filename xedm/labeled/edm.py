@@ -18,9 +18,9 @@ import xarray as xr
 
 from ..core import simplex as _simplex
 from ..core import smap as _smap
-from ..core.smap_estimator import smap_estimator
 from ..core import validate as v
 from ..core.embed import lag_step
+from ..core.smap_estimator import smap_estimator
 from ..kernels import resolve_backend
 from ..neighbors.base import (
     Search,

@@ -14,9 +14,18 @@ from ..core.embed import LibSpec, library_selection
 from ..core.multiview import multiview as _multiview
 from ..core.multiview import view_count
 from .checks import PREDICTED, check_horizon
-from .inputs import VAR, Data, build_dataset, check_names, describe, extended_labels, lib_spec
+from .inputs import (
+    VAR,
+    Data,
+    build_dataset,
+    check_names,
+    describe,
+    extended_labels,
+    lib_spec,
+    select,
+    time_index,
+)
 from .inputs import pred_mask as _pred_mask
-from .inputs import select, time_index
 
 _VIEW_VARS = ("view_columns", "view_rank_rho", "view_rho", "view_mae", "view_rmse", "view_n")
 
@@ -157,7 +166,8 @@ def multiview(
         ("view_rmse", ("view",)), ("view_n", ("view",)))}
     data_vars["view_rank_rho"] = data_vars.pop("rank_rho")
     views = np.stack([r["views"] for r in runs])
-    data_vars["view_columns"] = ((*lead, "view", "d"), names[views].reshape(shape + views.shape[1:]))
+    data_vars["view_columns"] = ((*lead, "view", "d"),
+                                 names[views].reshape(shape + views.shape[1:]))
     coords = {c: X[c].variable for c in X.coords if c != dim and set(X[c].dims) <= set(lead)}
     coords[dim] = extended_labels(index, runs[0]["out_t"])
     attrs = {"E": E, "tau": tau, "Tp": Tp, "D": D, "multiview": k, "views": V,
