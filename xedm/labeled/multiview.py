@@ -77,7 +77,7 @@ def multiview(
     E : int, default 1
         Lags per column (E = 1: the columns themselves).
     D : int, optional
-        Dimension of each view (default: the number of columns).
+        Dimension of each view (default: the number of columns given, as pyEDM).
     multiview : int, optional
         Views averaged (default ``floor(sqrt(number of views))``, Ye & Sugihara's choice).
     train_lib : bool, default True
@@ -119,6 +119,7 @@ def multiview(
     check_names("multiview", X, y, PREDICTED.union(_VIEW_VARS, ("view", "d")))
     if VAR not in X.dims:
         X = X.expand_dims({VAR: 1}, axis=-2)
+    n_given = len(cols)
     if exclude_target:
         keep = [i for i, c in enumerate(cols) if c != tgt]
         if not keep:
@@ -132,7 +133,7 @@ def multiview(
     excl = v.check_exclusion_radius(exclusion_radius)
     check_horizon(Tp, T)
     n_lagged = E * len(cols)
-    D = _check_count("D", len(cols) if D is None else D, 1, n_lagged,
+    D = _check_count("D", n_given if D is None else D, 1, n_lagged,
                      f"lagged columns (E={E} x {len(cols)} columns)")
     V = view_count(n_lagged, D)
     k = _check_count("multiview", max(1, isqrt(V)) if multiview is None else multiview, 1, V,
