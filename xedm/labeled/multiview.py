@@ -13,20 +13,21 @@ from ..core import validate as v
 from ..core.embed import LibSpec, library_selection
 from ..core.multiview import multiview as _multiview
 from ..core.multiview import view_count
+from ..neighbors.base import method_name
 from .checks import PREDICTED, check_horizon
 from .inputs import (
     VAR,
     Data,
-    build_dataset,
     check_names,
     describe,
-    extended_labels,
     lib_spec,
     select,
     time_index,
 )
 from .inputs import pred_mask as _pred_mask
 
+_OUTPUTS = ("prediction", "observed", "rho", "mae", "rmse", "n", "rank_rho", "view_rho",
+            "view_mae", "view_rmse", "view_n", "views")
 _VIEW_VARS = ("view_columns", "view_rank_rho", "view_rho", "view_mae", "view_rmse", "view_n")
 
 
@@ -36,6 +37,20 @@ def _check_count(name: str, value, low: int, high: int, what: str) -> int:
         raise ValueError(f"{name}={value} is invalid: there are only {high} {what}; "
                          f"use {name} <= {high}")
     return value
+
+
+def _as_dataset(da: xr.DataArray, series_dim: str, columns, target):
+    """A DataArray's series along ``series_dim`` as Dataset variables named by their labels
+    (as strings); columns default to all of them."""
+    if series_dim not in da.dims:
+        raise ValueError(f"series_dim={series_dim!r} is not a dim of the data {da.dims}")
+    labels = da[series_dim].values.tolist()
+    ds = da.to_dataset(dim=series_dim)
+    ds = ds.rename({k: str(k) for k in ds.data_vars if not isinstance(k, str)})
+    if columns is None:
+        columns = labels
+    cols = [str(c) for c in ([columns] if isinstance(columns, (str, int)) else columns)]
+    return ds, cols, None if target is None else str(target)
 
 
 def multiview(
@@ -55,6 +70,7 @@ def multiview(
     lib=None,
     pred=None,
     time_dim: str | None = None,
+    series_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
 ) -> xr.Dataset:
@@ -67,11 +83,12 @@ def multiview(
 
     Parameters
     ----------
-    data : Dataset
+    data : Dataset, or DataArray with a series dim ``series_dim``
         The series; time on ``time_dim`` (default "time"); other dims broadcast (one result,
         and one table of views, per series).
     columns : str or list of str
-        Variables whose lags make the views.
+        Variables whose lags make the views (on a DataArray: labels along ``series_dim``,
+        default all of them).
     target : str
         Variable forecast (default: the first column).
     E : int, default 1
@@ -91,6 +108,8 @@ def multiview(
         As in :func:`simplex`; ``knn`` defaults to D + 1.
     time_dim : str, optional
         Time dimension.
+    series_dim : str, optional
+        The dim of a DataArray whose labels are the columns.
 
     Returns
     -------
@@ -111,10 +130,12 @@ def multiview(
     >>> bool(out.rho > 0.9)
     True
     """
-    from .edm import _engines
+    from .edm import _OUT, _apply, _engines, _finish
 
     train_lib = v.check_bool("train_lib", train_lib)
     exclude_target = v.check_bool("exclude_target", exclude_target)
+    if isinstance(data, xr.DataArray) and series_dim is not None:
+        data, columns, target = _as_dataset(data, series_dim, columns, target)
     X, y, cols, tgt, dim = select(data, columns, target, time_dim)
     check_names("multiview", X, y, PREDICTED.union(_VIEW_VARS, ("view", "d")))
     if VAR not in X.dims:
@@ -147,34 +168,32 @@ def multiview(
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
                                n_lib=T, dim=D, knn=knn or D + 1, n_pred=int((rank | pmask).sum()),
                                work=V * D * T * T)
-    lead = X.dims[:-2]
-    Xa = np.asarray(X.transpose(*lead, VAR, dim).values, np.float64)
-    ya = np.asarray(y.transpose(*lead, dim).values, np.float64)
-    flat_X, flat_y = Xa.reshape((-1,) + Xa.shape[-2:]), ya.reshape(-1, T)
-    runs = [_multiview(xb, yb, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl, lib=spec,
-                       pred_mask=pmask, rank_mask=rank, backend=backend, method=method)
-            for xb, yb in zip(flat_X, flat_y, strict=True)]
+    out_t = np.flatnonzero(pmask) + Tp  # static: every pred row, forecast Tp ahead
+    P = len(out_t)
+
+    def core(Xb, yb):
+        runs = [_multiview(xb, y1, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl, lib=spec,
+                           pred_mask=pmask, rank_mask=rank, backend=backend, method=method)
+                for xb, y1 in zip(Xb, yb, strict=True)]
+        return {key: np.stack([r[key] for r in runs]) for key in _OUTPUTS}
+
+    one, view = ([], {}), (["view"], {"view": k})
+    dims = {"prediction": ([_OUT], {_OUT: P}), "observed": ([_OUT], {_OUT: P}),
+            "rho": one, "mae": one, "rmse": one, "n": one, "rank_rho": view, "view_rho": view,
+            "view_mae": view, "view_rmse": view, "view_n": view,
+            "views": (["view", "d"], {"view": k, "d": D})}
+    outputs = {key: (*dims[key], np.int64 if key in ("n", "view_n", "views") else float)
+               for key in _OUTPUTS}
+    results = _apply(X, y, dim, core, outputs)
     names = np.array([f"{c}(t-{e * tau})" for e in range(E) for c in cols])
-    shape = Xa.shape[:-2]
-
-    def stack(key, extra_dims=()):
-        arr = np.stack([r[key] for r in runs]) if runs else np.empty((0,))
-        return (*lead, *extra_dims), arr.reshape(shape + arr.shape[1:])
-
-    data_vars = {key: stack(key, dims) for key, dims in (
-        ("prediction", (dim,)), ("observed", (dim,)), ("rho", ()), ("mae", ()), ("rmse", ()),
-        ("n", ()), ("rank_rho", ("view",)), ("view_rho", ("view",)), ("view_mae", ("view",)),
-        ("view_rmse", ("view",)), ("view_n", ("view",)))}
-    data_vars["view_rank_rho"] = data_vars.pop("rank_rho")
-    views = np.stack([r["views"] for r in runs])
-    data_vars["view_columns"] = ((*lead, "view", "d"),
-                                 names[views].reshape(shape + views.shape[1:]))
-    coords = {c: X[c].variable for c in X.coords if c != dim and set(X[c].dims) <= set(lead)}
-    coords[dim] = extended_labels(index, runs[0]["out_t"])
+    res = results[0]
+    vdims, views = res.pop("views")
+    res["view_columns"] = (vdims, views.map_blocks(lambda a: names[a], dtype=names.dtype)
+                           if hasattr(views, "map_blocks") else names[views])
+    res["view_rank_rho"] = res.pop("rank_rho")
     attrs = {"E": E, "tau": tau, "Tp": Tp, "D": D, "multiview": k, "views": V,
              "knn": knn or D + 1, "exclusion_radius": excl, "train_lib": int(train_lib),
              "exclude_target": int(exclude_target), "lib": describe(lib), "pred": describe(pred),
              "columns": ", ".join(cols), "target": tgt, "backend": backend,
-             "neighbors": method.used_name if hasattr(method, "used_name") else str(method),
-             "xedm_function": "multiview"}
-    return build_dataset(data_vars, coords, attrs)
+             "neighbors": method_name(method), "xedm_function": "multiview"}
+    return _finish(results, dim, index, out_t, attrs)
