@@ -15,7 +15,8 @@ import xarray as xr
 import xedm
 
 pytestmark = [pytest.mark.parity,
-              pytest.mark.filterwarnings("ignore:Objective did not converge")]  # LassoATOL = 1e-6
+              pytest.mark.filterwarnings("ignore:Objective did not converge")]  # Lasso
+ATOL = 1e-6
 
 
 @pytest.fixture(scope="module")

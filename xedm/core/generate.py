@@ -29,6 +29,23 @@ def _extended_lib(lib: LibSpec, steps: int) -> LibSpec:
     return LibSpec(mask=np.concatenate([lib.mask, np.zeros(steps, bool)]))
 
 
+# above this many neighbours one row's table is sorted whole (``sorted_table``: O(L log L))
+# rather than kept by insertion (``knn_tables``: O(L k)); both are exact, in the same order
+SORT_ABOVE_K = 64
+
+
+def _row_table(row, k: int, excl: int):
+    """(idx, dist) (B, 1, k) of the one prediction row of ``row``."""
+    if k <= SORT_ABOVE_K:
+        idx, dist = knn_tables(row, [k], excl, backend="cpu", method="exact")
+        return idx[0], dist[0]
+    table = get_kernel("sorted_table", "cpu")
+    E = int(row.kernel_E[0])
+    parts = [table(row.Xpad[b], row.pad, row.lib_ok[0, b], row.pred_t, row.pred_ok[0, b], E,
+                   row.tau, excl, k) for b in range(row.Xpad.shape[0])]
+    return np.stack([p[0] for p in parts]), np.stack([p[1] for p in parts])
+
+
 def generate(
     X, y, *, kind, steps, E, tau, knn, excl, lib, thetas=(0.0,), alpha=0.0, estimator=None,
 ) -> dict[str, np.ndarray]:
@@ -64,8 +81,8 @@ def generate(
         row = dataclasses.replace(prep, pred_t=np.array([t], np.int64),
                                   pred_ok=np.ascontiguousarray(ok[None, :, None]))
         if kind == "simplex":
-            idx, dist = knn_tables(row, [k], excl, backend="cpu", method="exact")
-            p, var = predict(idx[0], dist[0], prep.lib_ok[0], yfin, k_b, Tp)
+            idx, dist = _row_table(row, k, excl)
+            p, var = predict(idx, dist, prep.lib_ok[0], yfin, k_b, Tp)
             value, extra[:, s] = p[:, 0], var[:, 0]
         elif estimator is not None:
             one = np.zeros(T + steps, bool)
@@ -75,8 +92,7 @@ def generate(
                                  lib=libe, pred_mask=one, embedded=False, estimator=estimator)
             value, extra[:, s] = res["prediction"][:, 0], res["coefficients"][:, 0]
         else:
-            idx, dist = none if k is None else [a[0] for a in knn_tables(
-                row, [k], excl, backend="cpu", method="exact")]
+            idx, dist = none if k is None else _row_table(row, k, excl)
             p, coef, _ = kernel(prep.Xpad, prep.pad, prep.lib_ok[0], row.pred_t, row.pred_ok[0],
                                 ys, E, tau, Tp, np.asarray(thetas, np.float64), excl, prep.q_lo,
                                 prep.q_hi, idx, dist, k is not None, float(alpha), False,
