@@ -1,10 +1,11 @@
 """Rows of benchmarks/compare.py for what only xedm and pyEDM do (issue 24): Multiview and
 generative (closed-loop) forecasts.  kEDM has neither, so its columns stay blank.
 
-- ``multiview-2k``: pyEDM's block_3sp (x_t, y_t, z_t) repeated to L = 2,000, E = 3, D = 3
-  (84 views), the defaults otherwise (in-sample ranking on the first half, forecast of the
-  second); the rho agreement is the largest |rho| difference over the top views and the
-  ensemble forecast, and the notes say whether both tools ranked the same views.
+- ``multiview-2k``: pyEDM's block_3sp (x_t, y_t, z_t) repeated to L = 2,000 plus noise of
+  10 % of each column's sd (exact copies make every view's in-sample rho 1, all ties),
+  E = 3, D = 3 (84 views), the defaults otherwise (in-sample ranking on the first half,
+  forecast of the second); the rho agreement is the largest |rho| difference over the top
+  views and the ensemble forecast, and the notes say whether both tools ranked the same views.
 - ``generate-simplex-100`` / ``generate-smap-100``: 100 closed-loop steps from the first
   L = 1,000 points of the Lorenz-63 x series (simplex E = 3; S-map E = 3, theta = 2); the rho
   is each tool's forecast against the 100 points that follow in the data, and the notes give
@@ -21,20 +22,28 @@ MV_L, MV_E, MV_D = 2_000, 3, 3
 GEN_L, GEN_STEPS = 1_000, 100
 
 
-def _block_3sp(pyedm, L):
-    """block_3sp's x_t, y_t, z_t tiled to L rows (pyEDM's own sample data)."""
+def _block_3sp(pyedm, L, noise=0.1, seed=0):
+    """block_3sp's x_t, y_t, z_t (pyEDM's own sample data) tiled to L rows, plus Gaussian
+    noise of ``noise`` times each column's sd: exact copies would put a copy of every state in
+    the library at distance 0, every view's in-sample rho would be 1, and the ranking would
+    be all ties."""
     import numpy as np
 
     df = pyedm.sampleData["block_3sp"]
     reps = -(-L // len(df))
-    return {c: np.tile(df[c].to_numpy(float), reps)[:L] for c in ("x_t", "y_t", "z_t")}
+    rng = np.random.default_rng(seed)
+    out = {}
+    for c in ("x_t", "y_t", "z_t"):
+        v = np.tile(df[c].to_numpy(float), reps)[:L]
+        out[c] = v + noise * v.std() * rng.standard_normal(L)
+    return out
 
 
 def multiview_row(bench, name, L=MV_L, E=MV_E, D=MV_D):
     import numpy as np
     import xarray as xr
 
-    row = Row(name, f"multiview block_3sp x{L / 198:.1f} L={L:,} E={E} D={D}",
+    row = Row(name, f"multiview block_3sp x{L / 198:.1f} +10% noise L={L:,} E={E} D={D}",
               target=">= 20x pyEDM")
     f = bench.xfn("multiview")
     if bench.pyedm is None:

@@ -4,12 +4,12 @@ Parity with pyEDM is in tests/test_parity_extras.py."""
 
 from __future__ import annotations
 
+import naive
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
 
-import naive
 import xedm
 from conftest import logistic
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
+import naive
 import numpy as np
 import pytest
 import xarray as xr
 
-import naive
 import xedm
 
 

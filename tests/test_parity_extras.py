@@ -46,6 +46,11 @@ def _on_pyedm_times(out, frame, column="Predictions"):
     return x, frame[column].to_numpy(float)
 
 
+def _slice(spec):
+    """pyEDM "a b" -> slice(a, b) (None stays None)."""
+    return None if spec is None else slice(*map(int, spec.split()))
+
+
 def _max_diff(a, b):
     both = np.isfinite(b)
     np.testing.assert_array_equal(np.isfinite(a), both)
@@ -60,8 +65,7 @@ def _max_diff(a, b):
 ])
 def test_multiview(pyEDM, name, cols, target, E, D, lib, pred, train, rows):
     df, ds = _frames(pyEDM, name, rows)
-    sl = (lambda s: None if s is None else slice(*map(int, s.split())))
-    out = xedm.multiview(ds, cols.split(), target, E, D=D, lib=sl(lib), pred=sl(pred),
+    out = xedm.multiview(ds, cols.split(), target, E, D=D, lib=_slice(lib), pred=_slice(pred),
                          train_lib=train)
     M = _quiet(pyEDM.Multiview, df, columns=cols, target=target, lib=lib or "",
                pred=pred or "", E=E, D=D, trainLib=train, numProcess=1, returnObject=True)
