@@ -388,7 +388,7 @@ def simplex(
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict_var"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
                                knn=knn or E + 1, n_pred=len(pred_t),
                                work=int(X.size) * len(index))

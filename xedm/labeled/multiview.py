@@ -165,7 +165,7 @@ def multiview(
     else:
         spec, pmask = lib_spec(lib, index, dim), _pred_mask(pred, index, dim)
     rank = library_selection(T, spec, 1, 1, 0, True) if train_lib else pmask
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict_var"],
                                n_lib=T, dim=D, knn=knn or D + 1, n_pred=int((rank | pmask).sum()),
                                work=V * D * T * T)
     out_t = np.flatnonzero(pmask) + Tp  # static: every pred row, forecast Tp ahead
