@@ -77,22 +77,6 @@ def test_exclude_target_needs_another_column(ds):
         xedm.multiview(ds, ["x"], "x", 2, exclude_target=True)
 
 
-def test_ccm_replicates_by_nan_separators():
-    """docs/forecasting.md: replicates joined by (E-1)*tau NaN give ccm a pooled library whose
-    full-size rho is simplex's cross map with one lib (and pred) segment per replicate."""
-    ds = xedm.datasets.lorenz63(160)
-    E = 3
-    gap = np.full(E - 1, np.nan)
-    x = np.concatenate([ds.x.values[:80], gap, ds.x.values[80:]])
-    y = np.concatenate([ds.z.values[:80], gap, ds.z.values[80:]])
-    joined = xr.Dataset({"x": ("time", x), "y": ("time", y)}, coords={"time": np.arange(len(x))})
-    c = xedm.ccm(joined, ["x", "y"], lib_sizes=[10_000], E=E, samples=1, seed=0)
-    segs = [slice(0, 79), slice(80 + E - 1, len(x) - 1)]
-    s = xedm.simplex(joined, E, Tp=0, columns="x", target="y", lib=segs, pred=segs)
-    assert float(c.rho.sel(library="x", target="y").squeeze()) == pytest.approx(float(s.rho),
-                                                                                abs=1e-12)
-
-
 def test_plot_view(ds):
     import matplotlib
 

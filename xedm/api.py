@@ -95,6 +95,8 @@ METHODS: tuple[Method, ...] = (
                                             "seed": 1}))),
     Method("multiview", "xedm.labeled.multiview", view="prediction",
            lazy_cases=(("multiview", {"series_dim": "series", "E": 2, "D": 2}),)),
+    Method("pool_replicates", "xedm.labeled.replicates",
+           lazy_cases=(("pool_replicates", {"replicate_dim": "series", "E": 3}),)),
     Method("surrogates", "xedm.labeled.surrogates", section="significance",
            lazy_cases=(("surrogates", {"method": "ebisuzaki", "n": 3, "seed": 0}),
                        ("surrogates_shuffle", {"method": "shuffle", "n": 2, "seed": 5}))),
