@@ -106,6 +106,15 @@ def test_solver_regressors_match_builtin_and_naive():
     assert lasso.attrs["solver"] == "Lasso(alpha=0.01)"
 
 
+def test_generate_with_a_regressor():
+    lm = pytest.importorskip("sklearn.linear_model")
+    x = _series(60)
+    lin = xedm.smap(x, 2, theta=1.5, solver=lm.LinearRegression(), generate_steps=5)
+    ref = xedm.smap(x, 2, theta=1.5, generate_steps=5)
+    np.testing.assert_allclose(lin.prediction, ref.prediction, atol=1e-9)
+    np.testing.assert_allclose(lin.coefficients, ref.coefficients, atol=1e-8)
+
+
 def test_solver_errors():
     lm = pytest.importorskip("sklearn.linear_model")
     x = _series(40)

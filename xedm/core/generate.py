@@ -87,9 +87,9 @@ def generate(
         elif estimator is not None:
             one = np.zeros(T + steps, bool)
             one[t] = True
-            res = smap_estimator(Xe, np.where(np.arange(T + steps) < T, ye, np.nan), E=E,
-                                 tau=tau, Tp=Tp, theta=float(thetas[0]), knn=knn, excl=excl,
-                                 lib=libe, pred_mask=one, embedded=False, estimator=estimator)
+            res = smap_estimator(Xe, ye, E=E, tau=tau, Tp=Tp, theta=float(thetas[0]), knn=knn,
+                                 excl=excl, lib=libe, pred_mask=one, embedded=False,
+                                 estimator=estimator)
             value, extra[:, s] = res["prediction"][:, 0], res["coefficients"][:, 0]
         else:
             idx, dist = none if k is None else _row_table(row, k, excl)
