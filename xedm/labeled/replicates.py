@@ -22,11 +22,11 @@ def pool_replicates(
 ) -> xr.DataArray | xr.Dataset:
     """Join the replicates along ``replicate_dim`` into one series with NaN between them.
 
-    Between consecutive replicates come ``(E-1)*tau + |Tp|`` NaN: an embedding window or a
+    Between consecutive replicates come ``(E-1)*tau + abs(Tp)`` NaN: an embedding window or a
     target t + Tp that would reach into another replicate holds a NaN, so it is never a
     library or a prediction point of any xedm function (simplex, smap, the sweeps, ccm,
     xmap), and the library pools every replicate (Clark et al. 2015).  Give the largest E,
-    tau and |Tp| the analysis will use.
+    tau and abs(Tp) the analysis will use.
 
     Parameters
     ----------
