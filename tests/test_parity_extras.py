@@ -131,8 +131,8 @@ def test_smap_solver_theta0(pyEDM, which):
 
 
 @pytest.mark.parametrize("which", ["Ridge", "Lasso"])
-def test_smap_solver_difference7(pyEDM, which):
-    """CONVENTIONS difference 7, pinned: for theta > 0 pyEDM fits ``est.fit(w * X, w * y)``
+def test_smap_solver_difference11(pyEDM, which):
+    """docs/conventions.md difference 11, pinned: for theta > 0 pyEDM fits ``est.fit(w * X, w * y)``
     with an unweighted intercept; xedm fits ``est.fit(X, y, sample_weight=w**2)``.  Refitting
     pyEDM's way on xedm's neighbours reproduces pyEDM; xedm's own fit is the weighted S-map
     problem (Ridge: the same as solver='ridge')."""
