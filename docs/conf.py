@@ -147,5 +147,4 @@ for _key in ("Repository", "Source", "Homepage"):
         break
 # the left sidebar lists the pages of a section where there are some (tutorials, API); a
 # single-page guide chapter gets none instead of an empty "Section Navigation" column
-html_sidebars = {"**": [], "tutorials": ["sidebar-nav-bs"], "tutorials/*": ["sidebar-nav-bs"],
-                 "api": ["sidebar-nav-bs"], "generated/*": ["sidebar-nav-bs"]}
+html_sidebars = {p.stem: [] for p in _HERE.glob("*.md") if p.stem not in ("tutorials", "api")}

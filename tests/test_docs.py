@@ -81,3 +81,16 @@ def test_page_code_runs(path, monkeypatch):
                 raise AssertionError(f"{path.name}, code cell {i + 1} fails: {exc!r}") from exc
             finally:
                 plt.close("all")
+
+
+@pytest.mark.parametrize("value, expected", [("0", "False"), ("1", "True")])
+def test_progress_env_var(value, expected):
+    # the docs build and the notebook tests set XEDM_PROGRESS=0: no bars in executed pages
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XEDM_PROGRESS": value,
+           "PYTHONPATH": os.pathsep.join([str(DOCS.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", "import xedm; print(xedm.get_option('progress'))"],
+                         env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == expected
