@@ -252,7 +252,7 @@ def _fit_ticks(ax, r) -> bool:
     return changed
 
 
-def fit_texts(fig, passes: int = 3):
+def fit_texts(fig, passes: int = 2):
     """Make the texts of ``fig`` fit: titles and axis labels wrapped to their axes, legend
     entries to their axes (or 30 characters for a legend outside), the suptitle to the figure,
     tick labels turned or made smaller where they run into each other.  Returns ``fig``."""

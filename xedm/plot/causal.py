@@ -81,6 +81,15 @@ def _groups(todo: list) -> list[list]:
     return list(groups.values())
 
 
+def _panel_legend(ax, group: list) -> None:
+    """A panel's title (the pair of series) and the legend of its directions, inside."""
+    a, b = group[0]
+    ax.set_title(wrap(f"{label(a)} ↔ {label(b)}" if a != b else label(a), 34),
+                 fontsize="medium")
+    ax.legend(loc="best", fontsize="small", frameon=True, framealpha=0.8, handlelength=1.5,
+              borderaxespad=0.3)
+
+
 def ccm_convergence(
     ds: xr.Dataset | xr.DataArray,
     *,
@@ -217,11 +226,7 @@ def ccm_convergence(
     for one_ax, group in zip(axes, groups, strict=True):
         for lib, tgt in group:
             draw(one_ax, lib, tgt, legend_null=False)
-        a, b = group[0]
-        one_ax.set_title(wrap(f"{label(a)} ↔ {label(b)}" if a != b else label(a), 34),
-                         fontsize="medium")
-        one_ax.legend(loc="best", fontsize="small", frameon=True, framealpha=0.8,
-                      handlelength=1.5, borderaxespad=0.3)
+        _panel_legend(one_ax, group)
     if nulls is not None:
         title += (f"\nshaded dashed: surrogates' {num(q.min(), 2)}–{num(q.max(), 2)} "
                   "quantiles; p at the largest L")
@@ -446,9 +451,11 @@ def lag_plot(
     *,
     var: str = "rho",
     ax=None,
+    fig=None,
     pairs=None,
     include_self: bool = False,
     lib_size=None,
+    panels: bool | None = None,
     **kwargs: Any,
 ):
     """Cross-map skill against the lag ``Tp`` per pair: time-lagged (extended) CCM.
@@ -470,12 +477,17 @@ def lag_plot(
     include_self : bool, default False
     lib_size : int, optional
         For a ccm result: the library size drawn (default: the largest).
+    fig : matplotlib Figure, optional
+        Draw the panels on this figure (cleared first).
+    panels : bool, optional
+        One panel per pair of series (both directions in it), sharing both axes.  Default:
+        panels when there are more than two directions to draw and no ``ax`` is given.
     **kwargs
         Passed to ``Axes.plot``.
 
     Returns
     -------
-    matplotlib.axes.Axes
+    matplotlib.axes.Axes, or matplotlib.figure.Figure with ``panels``
 
     Examples
     --------
@@ -497,23 +509,42 @@ def lag_plot(
         L = da["lib_size"].max().item() if lib_size is None else lib_size
         da = da.sel(lib_size=L)
         null = None if null is None else null.sel(lib_size=L)
-    ax = new_axes(ax)
+    todo = _pairs(da, pairs, include_self)
+    if panels is None:
+        panels = ax is None and len(todo) > 2
     tp = da["Tp"].values
-    for lib, tgt in _pairs(da, pairs, include_self):
+
+    def draw(axes, lib, tgt):
         y = da.sel(library=lib, target=tgt).values
-        (line,) = ax.plot(tp, y, marker="o", label=arrow(lib, tgt), **kwargs)
+        (line,) = axes.plot(tp, y, marker="o", label=wrap(arrow(lib, tgt), 32), **kwargs)
         if np.isfinite(y).any():
             k = int(np.nanargmax(y))
-            ax.plot([tp[k]], [y[k]], marker="*", ms=14, color=line.get_color(),
-                    linestyle="none")
+            axes.plot([tp[k]], [y[k]], marker="*", ms=14, color=line.get_color(),
+                      linestyle="none")
         if null is not None and "quantile" in null.dims:
             band = null.sel(library=lib, target=tgt)
-            ax.fill_between(tp, band.isel(quantile=0).values, band.isel(quantile=-1).values,
-                            color=line.get_color(), alpha=0.15, linewidth=0)
-    ax.axvline(0, color="0.6", linewidth=0.8, linestyle=":")
-    ax.set_xlabel("lag Tp (time steps)")
-    ax.set_ylabel(axis_name(da, var))
+            axes.fill_between(tp, band.isel(quantile=0).values, band.isel(quantile=-1).values,
+                              color=line.get_color(), alpha=0.15, linewidth=0)
+        axes.axvline(0, color="0.6", linewidth=0.8, linestyle=":")
+
     what = "extended CCM" if "lib_size" in variable(ds, var).dims else "extended cross map"
-    ax.set_title(f"{what}: skill vs lag (peak at Tp ≤ 0: a driver)")
-    outside_legend(ax, title="cause → effect")
-    return finish(ax)
+    title = f"{what}: skill vs lag (peak at Tp ≤ 0: a driver)"
+    if not panels:
+        ax = new_axes(ax)
+        for lib, tgt in todo:
+            draw(ax, lib, tgt)
+        ax.set_xlabel("lag Tp (time steps)")
+        ax.set_ylabel(axis_name(da, var))
+        ax.set_title(title)
+        outside_legend(ax, title="cause → effect")
+        return finish(ax)
+    groups = _groups(todo)
+    fig, axes = figure_grid(len(groups), fig)
+    for one_ax, group in zip(axes, groups, strict=True):
+        for lib, tgt in group:
+            draw(one_ax, lib, tgt)
+        _panel_legend(one_ax, group)
+    fig.suptitle(title)
+    fig.supxlabel("lag Tp (time steps)")
+    fig.supylabel(axis_name(da, var))
+    return fit_texts(fig)
