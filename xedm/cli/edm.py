@@ -67,51 +67,45 @@ def add_out(sp, default: str) -> None:
                     help=f"output NetCDF file (default {default})")
 
 
+#: command -> (function, help, description, examples)
+COMMANDS = {
+    "simplex": ("simplex", "simplex forecast of a series",
+                "Simplex projection: forecast by the nearest states; writes observed, "
+                "prediction and rho, mae, rmse.",
+                ("xedm simplex TentMap.csv --E 2 --lib 1:100 --pred 201:500",
+                 "xedm simplex block_3sp.csv --columns x_t,y_t,z_t --target x_t --E 3",
+                 "xedm simplex data.nc --var x --E 3 --Tp 2 --out fc.nc")),
+    "smap": ("smap", "S-map forecast and coefficients of a series",
+             "S-map: locally weighted linear maps (theta sets the nonlinearity); writes the "
+             "forecast, its skill and the coefficients.",
+             ("xedm smap Lorenz5D.csv --columns V1 --E 4 --theta 3 --lib 10:35 "
+              "--pred 35.05:59.95",
+              "xedm smap data.nc --var x --E 2 --theta 2 --out smap.nc")),
+    "embed-dimension": ("embed_dimension", "simplex skill against E; the best E",
+                        "Simplex skill for E = 1..E_max; writes rho, mae, rmse over E and "
+                        "best_E.",
+                        ("xedm embed-dimension TentMap.csv --E-max 10 --lib 1:100 "
+                         "--pred 201:500",
+                         "xedm embed-dimension data.nc --var x --E-max 8")),
+}
+
+
 def add_parser(sub) -> None:
     """The ``simplex``, ``smap`` and ``embed-dimension`` subcommands."""
-    s = sub.add_parser("simplex", help="simplex forecast of a series",
-                       description="Simplex projection: forecast by the nearest states; "
-                       "writes observed, prediction and rho, mae, rmse.",
-                       **examples("xedm simplex TentMap.csv --E 2 --lib 1:100 --pred 201:500",
-                                  "xedm simplex block_3sp.csv --columns x_t,y_t,z_t "
-                                  "--target x_t --E 3",
-                                  "xedm simplex data.nc --var x --E 3 --Tp 2 --out fc.nc"))
-    add_data(s)
-    add_embedding(s)
-    add_out(s, "simplex.nc")
-    add_common(s)
-    add_neighbours(s)
-    s.set_defaults(func=command, function="simplex")
-
-    m = sub.add_parser("smap", help="S-map forecast and coefficients of a series",
-                       description="S-map: locally weighted linear maps (theta sets the "
-                       "nonlinearity); writes the forecast, its skill and the coefficients.",
-                       **examples("xedm smap Lorenz5D.csv --columns V1 --E 4 --theta 3 "
-                                  "--lib 1:500 --pred 601:900",
-                                  "xedm smap data.nc --var x --E 2 --theta 2 --out smap.nc"))
-    add_data(m)
-    add_embedding(m)
-    m.add_argument("--theta", type=float, default=None,
-                   help="nonlinearity, >= 0 (default 0: a global linear map)")
-    add_out(m, "smap.nc")
-    add_common(m)
-    add_neighbours(m)
-    m.set_defaults(func=command, function="smap")
-
-    e = sub.add_parser("embed-dimension", help="simplex skill against E; the best E",
-                       description="Simplex skill for E = 1..E_max; writes rho, mae, rmse "
-                       "over E and best_E.",
-                       **examples("xedm embed-dimension TentMap.csv --E-max 10 --lib 1:100 "
-                                  "--pred 201:500",
-                                  "xedm embed-dimension data.nc --var x --E-max 8"))
-    add_data(e)
-    e.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
-                   help="largest E tried (default 10)")
-    add_embedding(e, E=False)
-    add_out(e, "embed_dimension.nc")
-    add_common(e)
-    add_neighbours(e)
-    e.set_defaults(func=command, function="embed_dimension")
+    for name, (function, short, description, lines) in COMMANDS.items():
+        sp = sub.add_parser(name, help=short, description=description, **examples(*lines))
+        add_data(sp)
+        if function == "embed_dimension":
+            sp.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
+                            help="largest E tried (default 10)")
+        add_embedding(sp, E=function != "embed_dimension")
+        if function == "smap":
+            sp.add_argument("--theta", type=float, default=None,
+                            help="nonlinearity, >= 0 (default 0: a global linear map)")
+        add_out(sp, f"{function}.nc")
+        add_common(sp)
+        add_neighbours(sp)
+        sp.set_defaults(func=command, function=function)
 
 
 def data_of(args, ds):

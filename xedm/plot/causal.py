@@ -90,6 +90,31 @@ def _panel_legend(ax, group: list) -> None:
               borderaxespad=0.3)
 
 
+def _pairs_figure(todo, draw, *, ax, fig, panels: bool, xlabel: str, ylabel: str, title: str,
+                  suptitle: str | None = None):
+    """``draw(axes, library, target, single)`` of each pair: all on one Axes (a legend
+    beside it), or one panel per pair of series (:func:`figure_grid`, a legend in each)."""
+    if not panels:
+        ax = new_axes(ax)
+        for lib, tgt in todo:
+            draw(ax, lib, tgt, True)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        outside_legend(ax, title="cause → effect")
+        return finish(ax)
+    groups = _groups(todo)
+    fig, axes = figure_grid(len(groups), fig)
+    for one_ax, group in zip(axes, groups, strict=True):
+        for lib, tgt in group:
+            draw(one_ax, lib, tgt, False)
+        _panel_legend(one_ax, group)
+    fig.suptitle(suptitle or title)
+    fig.supxlabel(xlabel)
+    fig.supylabel(ylabel)
+    return fit_texts(fig)
+
+
 def ccm_convergence(
     ds: xr.Dataset | xr.DataArray,
     *,
@@ -187,7 +212,7 @@ def ccm_convergence(
     sizes = da["lib_size"].values
     q = nulls["quantile"].values if nulls is not None else None
 
-    def draw(axes, lib, tgt, legend_null: bool):
+    def draw(axes, lib, tgt, single: bool):
         name = arrow(lib, tgt)
         p = _p_text(pvals, lib, tgt) if pvals is not None else ""
         shown = wrap(f"{name} ({p})" if p else name, 32)
@@ -207,33 +232,18 @@ def ccm_convergence(
             axes.fill_between(sizes, lo, hi, facecolor=line.get_color(), alpha=0.12,
                               edgecolor=line.get_color(), lw=0.8, linestyle="--",
                               label=wrap(f"surrogates {name} ({num(q.min(), 2)}–"
-                                         f"{num(q.max(), 2)})", 32) if legend_null else None)
+                                         f"{num(q.max(), 2)})", 32) if single else None)
 
     attrs = ds.attrs
     pars = params(attrs, ("E", "tau", "Tp", "samples"))
     title = "CCM convergence" + (f": {pars}" if pars else "")
-    if not panels:
-        ax = new_axes(ax)
-        for lib, tgt in todo:
-            draw(ax, lib, tgt, legend_null=True)
-        ax.set_xlabel(axis_name(da, "lib_size"))
-        ax.set_ylabel(f"cross-map skill {var}")
-        ax.set_title(title)
-        outside_legend(ax, title="cause → effect")
-        return finish(ax)
-    groups = _groups(todo)
-    fig, axes = figure_grid(len(groups), fig)
-    for one_ax, group in zip(axes, groups, strict=True):
-        for lib, tgt in group:
-            draw(one_ax, lib, tgt, legend_null=False)
-        _panel_legend(one_ax, group)
+    suptitle = title
     if nulls is not None:
-        title += (f"\nshaded dashed: surrogates' {num(q.min(), 2)}–{num(q.max(), 2)} "
-                  "quantiles; p at the largest L")
-    fig.suptitle(title)
-    fig.supxlabel(axis_name(da, "lib_size"))
-    fig.supylabel(f"cross-map skill {var}")
-    return fit_texts(fig)
+        suptitle += (f"\nshaded dashed: surrogates' {num(q.min(), 2)}–{num(q.max(), 2)} "
+                     "quantiles; p at the largest L")
+    return _pairs_figure(todo, draw, ax=ax, fig=fig, panels=panels,
+                         xlabel=axis_name(da, "lib_size"), ylabel=f"cross-map skill {var}",
+                         title=title, suptitle=suptitle)
 
 
 def cluster_order(values: np.ndarray) -> np.ndarray:
@@ -514,7 +524,7 @@ def lag_plot(
         panels = ax is None and len(todo) > 2
     tp = da["Tp"].values
 
-    def draw(axes, lib, tgt):
+    def draw(axes, lib, tgt, single: bool):
         y = da.sel(library=lib, target=tgt).values
         (line,) = axes.plot(tp, y, marker="o", label=wrap(arrow(lib, tgt), 32), **kwargs)
         if np.isfinite(y).any():
@@ -529,22 +539,5 @@ def lag_plot(
 
     what = "extended CCM" if "lib_size" in variable(ds, var).dims else "extended cross map"
     title = f"{what}: skill vs lag (peak at Tp ≤ 0: a driver)"
-    if not panels:
-        ax = new_axes(ax)
-        for lib, tgt in todo:
-            draw(ax, lib, tgt)
-        ax.set_xlabel("lag Tp (time steps)")
-        ax.set_ylabel(axis_name(da, var))
-        ax.set_title(title)
-        outside_legend(ax, title="cause → effect")
-        return finish(ax)
-    groups = _groups(todo)
-    fig, axes = figure_grid(len(groups), fig)
-    for one_ax, group in zip(axes, groups, strict=True):
-        for lib, tgt in group:
-            draw(one_ax, lib, tgt)
-        _panel_legend(one_ax, group)
-    fig.suptitle(title)
-    fig.supxlabel("lag Tp (time steps)")
-    fig.supylabel(axis_name(da, var))
-    return fit_texts(fig)
+    return _pairs_figure(todo, draw, ax=ax, fig=fig, panels=panels,
+                         xlabel="lag Tp (time steps)", ylabel=axis_name(da, var), title=title)

@@ -338,7 +338,7 @@ class Explorer:
         self.status.value = self.draw(results) or ""
         from ..plot._base import fit_texts
 
-        fit_texts(self.figure)  # titles wrapped, never clipped or run into each other
+        fit_texts(self.figure, passes=1)  # titles wrapped, never clipped or run into each other
         buf = io.BytesIO()
         self.figure.savefig(buf, format="png", dpi=self.dpi)
         self.image.value = buf.getvalue()
