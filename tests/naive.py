@@ -385,3 +385,7 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1)):
             df = len(y) - 2 - len(Z)
             p[i, j] = student.sf(r[i, j] * np.sqrt(df / (1 - r[i, j] ** 2)), df)
     return r, p, m
+
+
+# Multiview, generative forecasts, prediction variance, S-map with a regressor.
+from naive_forecast import *  # noqa: E402,F401,F403

@@ -7,7 +7,18 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ._base import axis_name, label, new_axes, new_figure, num, outside_legend, params, variable
+from ._base import (
+    axis_name,
+    finish,
+    fit_texts,
+    label,
+    new_axes,
+    new_figure,
+    num,
+    outside_legend,
+    params,
+    variable,
+)
 
 SWEEP_DIMS = ("E", "Tp", "theta")
 _SYMBOL = {"theta": "θ"}
@@ -125,7 +136,7 @@ def skill(
         outside_legend(ax, title=", ".join(others))
     elif flat.shape[1] == 1 and mark_best:
         outside_legend(ax)
-    return ax
+    return finish(ax)
 
 
 def _check_one_series(ds: xr.Dataset, dim: str, what: str):
@@ -195,7 +206,7 @@ def prediction(ds: xr.Dataset, *, ax=None, dim: str | None = None, **kwargs: Any
     ax.set_title("; ".join(p for p in (f"{head}: {pars}" if pars else head, _skill_text(ds))
                            if p))
     outside_legend(ax)
-    return ax
+    return finish(ax)
 
 
 def smap_coefficients(
@@ -262,4 +273,4 @@ def smap_coefficients(
     axes[-1].set_xlabel(axis_name(ds, dim))
     if not with_prediction:
         axes[0].set_title(f"S-map coefficients: {params(ds.attrs, ('E', 'tau', 'Tp', 'theta'))}")
-    return fig
+    return fit_texts(fig)
