@@ -308,7 +308,7 @@ def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None
             if method == "ebisuzaki":
                 out[b, :, sl] = _ebisuzaki(seg, n, rng)
             elif method == "iaaft":
-                out[b, :, sl], its, err = _iaaft(seg, n, rng, params["max_iter"])
+                out[b, :, sl], its, err = _iaaft(seg, n, rng, params.get("max_iter", 1000))
                 info["iaaft_iterations"].append(its)
                 info["iaaft_spectrum_error"].append(err)
             elif method == "seasonal":
