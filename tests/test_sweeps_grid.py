@@ -122,3 +122,20 @@ def test_pyedm_predict_exclusion_radius_parity():
                                                                     exclusion_radius=radii)
     # pyEDM rounds rho to 6 decimals
     np.testing.assert_allclose(out.rho.values, py["rho"].to_numpy(), atol=6e-7, rtol=0)
+
+
+@pytest.mark.gpu
+def test_gpu_equals_cpu():
+    from xedm.kernels import gpu_available
+
+    if not gpu_available():
+        pytest.skip("needs CuPy and an NVIDIA GPU")
+    X = np.stack([_noisy(150, s) for s in (6, 7)])
+    da = xr.DataArray(X, dims=("site", "time"))
+    for name, kw in [("predict_exclusion_radius", {"E": 3, "exclusion_radius": [0, 4, 9]}),
+                     ("predict_tau", {"E": 3, "tau": [1, 2]}),
+                     ("skill_grid", {"E": [1, 3], "tau": [1, 2], "Tp": [1, 2],
+                                     "theta": [0.0, 2.0], "knn": 12})]:
+        f = getattr(da.edm, name)
+        cpu, gpu = f(backend="cpu", **kw), f(backend="gpu", **kw)
+        np.testing.assert_allclose(gpu.rho.values, cpu.rho.values, rtol=1e-9, err_msg=name)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import xarray as xr
 
 from ..core import validate as v
