@@ -76,14 +76,28 @@ def tau_sweep(X, y, *, E, taus, Tp, knn, excl, lib, pred_mask, backend,
     return {key: np.stack([r[key] for r in rows]) for key in ("rho", "mae", "rmse", "n")}
 
 
+def _cell(kernel, prep, idx, dist, ok, pred_ok, ys, E, tau, Tp, thetas, excl, k, alpha, yexp):
+    """S-map predictions (nth, b, P) of one (E, tau, Tp) from the shared table, cut to the
+    first k entries this Tp may use."""
+    rows = np.arange(ok.shape[0])[:, None, None]
+    i, d = first_valid(idx, dist, ok[rows, np.maximum(idx, 0)], k)
+    pred, _, _ = kernel(prep.Xpad, prep.pad, ok, prep.pred_t, pred_ok, ys, E, tau, Tp, thetas,
+                        excl, prep.q_lo, prep.q_hi, i, d, True, float(alpha), False, prep.xexp,
+                        yexp)
+    return pred
+
+
 def skill_grid(X, y, *, E_list, taus, Tp_list, thetas, knn, excl, lib, pred_mask, backend,
                method, alpha=0.0) -> dict[str, np.ndarray]:
     """S-map skill on the grid E x tau x Tp x theta: (nE, ntau, nTp, ntheta, B) arrays.
 
     Per tau and batch of series, one search gives the tables of every E (distances
     accumulate across E), over the union of the library sets of every Tp and deep enough
-    that each Tp's first knn valid entries are its knn nearest; each (E, Tp) then cuts its
-    table (:func:`first_valid`) and solves every theta in one S-map call."""
+    that each Tp's first knn valid entries are its knn nearest.  On the CPU (least squares,
+    no ridge) the ``smap_grid`` kernel then solves every Tp and theta of an (E, tau) from
+    that table, one weighted design matrix per row and theta for all the Tp that share
+    their neighbours; otherwise each (E, Tp) cuts the table (:func:`first_valid`) and runs
+    ``smap_predict`` over every theta."""
     B, C, T = X.shape
     E_list = np.sort(np.asarray(E_list, np.int64))
     Tp_list = np.asarray(Tp_list, np.int64)
@@ -125,17 +139,19 @@ def skill_grid(X, y, *, E_list, taus, Tp_list, thetas, knn, excl, lib, pred_mask
             idx, dist = knn_tables(prep, depth, excl, backend=backend, method=method)
             for ei, e in enumerate(E_list.tolist()):
                 pred_ok = np.ascontiguousarray(prep.pred_ok[ei])
+                oks_b = np.ascontiguousarray(oks[ei][:, sl])
+                if backend == "cpu" and alpha == 0.0:  # every Tp from one solve per theta
+                    preds = get_kernel("smap_grid", "cpu")(
+                        prep.Xpad, prep.pad, prep.pred_t, pred_ok, ys[sl], int(e), tau_k,
+                        Tp_list, thetas, idx[ei], dist[ei], oks_b, int(ks[ei][0]), prep.xexp,
+                        yexp[sl])
+                else:
+                    preds = [_cell(kernel, prep, idx[ei], dist[ei], oks_b[pi], pred_ok,
+                                   ys[sl], int(e), tau_k, int(tp), thetas, excl, ks[ei][pi],
+                                   alpha, yexp[sl]) for pi, tp in enumerate(Tp_list.tolist())]
                 for pi, tp in enumerate(Tp_list.tolist()):
-                    ok = np.ascontiguousarray(oks[ei][pi, sl])
-                    k = ks[ei][pi]
-                    rows = np.arange(ok.shape[0])[:, None, None]
-                    i, d = first_valid(idx[ei], dist[ei], ok[rows, np.maximum(idx[ei], 0)], k)
-                    pred, _, _ = kernel(
-                        prep.Xpad, prep.pad, ok, prep.pred_t, pred_ok, ys[sl], int(e), tau_k,
-                        int(tp), thetas, excl, prep.q_lo, prep.q_hi, i, d, True, float(alpha),
-                        False, prep.xexp, yexp[sl])
                     obs = observed_at(y[sl], prep.pred_t + int(tp))
-                    sk = skill(obs[None], np.where(pred_ok[None], pred, np.nan))
+                    sk = skill(obs[None], np.where(pred_ok[None], preds[pi], np.nan))
                     for key in res:
                         res[key][ei, ti, pi, :, sl] = sk[key]
     return res
