@@ -27,7 +27,7 @@ from numba import njit, prange
 from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH
 from .constants import GRAM_ACCEPT, REFINE_STEPS
-from .cpu import _cholesky, _solve
+from .cpu import _solve, unit_cholesky
 from .cpu_qr import _lstsq
 
 
@@ -181,15 +181,7 @@ def smap_grid(Xpad, pad, pred_t, pred_ok, y, E, tau, Tps, thetas, idx, dist, oks
                             for j in range(m):
                                 a += At[c1, j] * At[c2, j]
                             G[c1, c2] = a
-                    for c1 in range(nc):
-                        sc[c1] = np.sqrt(G[c1, c1])
-                        if not (sc[c1] > 0.0 and sc[c1] < np.inf):
-                            ok = False
-                if ok:
-                    for c1 in range(nc):
-                        for c2 in range(c1, nc):
-                            G[c1, c2] = G[c1, c2] / (sc[c1] * sc[c2])
-                    ok = _cholesky(G, R, nc)
+                    ok = unit_cholesky(G, R, sc, nc)
                 nbad = 0
                 for gi in range(ng):
                     t = members[gi]
