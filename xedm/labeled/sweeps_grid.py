@@ -276,7 +276,7 @@ def skill_grid(
     the union of the library sets of every Tp and deep enough that each Tp's first knn
     valid entries are its knn nearest; every (Tp, theta) of an (E, tau) reuses that table
     (on the CPU one weighted design matrix per prediction point and theta serves every Tp
-    whose neighbours are the same: see :mod:`xedm.kernels.smap.cpu_grid`).
+    whose neighbours are the same: see ``xedm.kernels.smap.cpu_grid``).
     With ``knn=None`` (every library point a neighbour, S-map's default) there is no table
     to share: each (E, tau, Tp) is one S-map pass over every theta, as
     :func:`predict_nonlinear`.

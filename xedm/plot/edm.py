@@ -62,7 +62,8 @@ def skill(
         :func:`xedm.predict_exclusion_radius` (or its ``rho`` DataArray).  Other dims (e.g.
         ``neuron``) give one line each.
     dim : str, optional
-        Swept dim; found among :data:`SWEEP_DIMS` when not given.
+        Swept dim; found among ``E``, ``Tp``, ``theta``, ``tau``, ``exclusion_radius`` when
+        not given.
     var : str, default "rho"
         Variable to draw (``rho``, ``mae``, ``rmse``).
     ax : matplotlib Axes, optional
