@@ -123,6 +123,15 @@ def test_pyedm_predict_exclusion_radius_parity():
                                                                     exclusion_radius=radii)
     # pyEDM rounds rho to 6 decimals
     np.testing.assert_allclose(out.rho.values, py["rho"].to_numpy(), atol=6e-7, rtol=0)
+    for r in (5, 25):  # unrounded: rho from pyEDM's own predictions at that radius
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = pyEDM.Simplex(df, columns="x", target="x", lib="1 300", pred="1 300", E=3,
+                              Tp=1, tau=-1, exclusionRadius=r)
+        o, p = s["Observations"].to_numpy(float), s["Predictions"].to_numpy(float)
+        ok = np.isfinite(o) & np.isfinite(p)
+        rho = np.corrcoef(o[ok], p[ok])[0, 1]
+        assert abs(rho - float(out.rho.sel(exclusion_radius=r))) < 1e-12
 
 
 @pytest.mark.gpu
