@@ -20,9 +20,10 @@ from ._base import (
     variable,
 )
 
-SWEEP_DIMS = ("E", "Tp", "theta")
-_SYMBOL = {"theta": "θ"}
-_MADE_BY = {"E": "embed_dimension", "Tp": "predict_interval", "theta": "predict_nonlinear"}
+SWEEP_DIMS = ("E", "Tp", "theta", "tau", "exclusion_radius")
+_SYMBOL = {"theta": "θ", "tau": "τ"}
+_MADE_BY = {"E": "embed_dimension", "Tp": "predict_interval", "theta": "predict_nonlinear",
+            "tau": "predict_tau", "exclusion_radius": "predict_exclusion_radius"}
 
 
 def _sweep_dim(da: xr.DataArray, dim: str | None, var: str) -> str:
@@ -61,16 +62,19 @@ def skill(
     mark_best: bool = True,
     **kwargs: Any,
 ):
-    """Plot skill against the swept parameter (``E``, ``Tp`` or ``theta``), marking the best.
+    """Plot skill against the swept parameter (``E``, ``Tp``, ``theta``, ``tau`` or
+    ``exclusion_radius``), marking the best.
 
     Parameters
     ----------
     ds : Dataset or DataArray
-        Result of :func:`xedm.embed_dimension`, :func:`xedm.predict_interval` or
-        :func:`xedm.predict_nonlinear` (or its ``rho`` DataArray).  Other dims (e.g.
+        Result of :func:`xedm.embed_dimension`, :func:`xedm.predict_interval`,
+        :func:`xedm.predict_nonlinear`, :func:`xedm.predict_tau` or
+        :func:`xedm.predict_exclusion_radius` (or its ``rho`` DataArray).  Other dims (e.g.
         ``neuron``) give one line each.
     dim : str, optional
-        Swept dim; found among ``E``, ``Tp``, ``theta`` when not given.
+        Swept dim; found among ``E``, ``Tp``, ``theta``, ``tau``, ``exclusion_radius`` when
+        not given.
     var : str, default "rho"
         Variable to draw (``rho``, ``mae``, ``rmse``).
     ax : matplotlib Axes, optional
