@@ -357,7 +357,7 @@ def test_many_series_drivers_matter_only_downstream():
 
 
 def test_many_series_custom_dim():
-    ds = datasets.many_series(4, 20, dim="neuron")
+    ds = datasets.many_series(4, 20, series_dim="neuron")
     assert ds.x.dims == ("neuron", "time")
 
 
@@ -491,7 +491,7 @@ def test_parameter_type(name, kwargs, param):
 
 
 def test_many_series_dim_must_not_clash():
-    _raises_naming(ValueError, "dim", lambda: datasets.many_series(3, 20, dim="time"))
+    _raises_naming(ValueError, "series_dim", lambda: datasets.many_series(3, 20, series_dim="time"))
 
 
 def test_fuzz_reports():

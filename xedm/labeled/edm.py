@@ -20,6 +20,7 @@ from ..core import simplex as _simplex
 from ..core import smap as _smap
 from ..core import validate as v
 from ..core.embed import lag_step
+from ..core.validate import renamed
 from ..kernels import resolve_backend
 from ..neighbors.base import (
     Search,
@@ -288,6 +289,7 @@ _INPUT_NOTES = """Notes
 
 
 @cupy_io
+@renamed("dim", "time_dim", "the time dimension")
 def simplex(
     data: Data,
     E: int | None = None,
@@ -301,7 +303,7 @@ def simplex(
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
     embedded: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -311,7 +313,7 @@ def simplex(
     Parameters
     ----------
     data : DataArray or Dataset
-        The series; time on ``dim`` (default "time"), any other dims broadcast (one result per
+        The series; time on ``time_dim`` (default "time"), any other dims broadcast (one result per
         series).  On a Dataset choose variables with ``columns`` and ``target``.
     E : int
         Embedding dimension; the state at t is ``(x_t, x_{t-tau}, ..., x_{t-(E-1)tau})``.
@@ -336,8 +338,9 @@ def simplex(
     embedded : bool, default False
         Use the columns themselves as state coordinates; E may be left out (a given E must
         equal their number).
-    dim : str, optional
-        Time dimension.
+    time_dim : str, optional
+        The time dimension (default "time"; a 1-D DataArray uses its only dim).  Its old
+        name ``dim`` still works, with a FutureWarning, until the next release.
     backend : {"auto", "cpu", "gpu"}, optional
     neighbors : {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}, optional
         How neighbours are found (default: xedm's option, "auto"); see docs/neighbors.md.
@@ -368,7 +371,7 @@ def simplex(
     2
     """
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     kE = 1 if embedded else E
@@ -407,6 +410,7 @@ def simplex(
 
 
 @cupy_io
+@renamed("dim", "time_dim", "the time dimension")
 def smap(
     data: Data,
     E: int | None = None,
@@ -424,7 +428,7 @@ def smap(
     solver: str = "lstsq",
     alpha: float = 0.0,
     singular_values: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -469,7 +473,7 @@ def smap(
     reserved = PREDICTED.union(("coefficients", "coef"), ("singular_values", "singular_value")
                                 if singular_values else ())
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded,
         "smap", reserved)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs

@@ -10,6 +10,7 @@ import pandas as pd
 import xarray as xr
 
 from ..core.embed import LibSpec
+from ..core.validate import user_stacklevel
 from ..options import get_option
 
 Data = xr.DataArray | xr.Dataset
@@ -78,22 +79,6 @@ def one_time_chunk(obj, dim: str, what: str, shown: str | None = None):
     return obj.chunk({dim: -1})
 
 
-def user_stacklevel() -> int:
-    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
-    inside apply_ufunc point at the user's call."""
-    import os
-    import sys
-
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
-                 if getattr(m, "__file__", None))
-    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
-                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(skip):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
     """The time dimension: ``dim`` (default "time"); a 1-D DataArray uses its only dim."""
     dims = list(obj.dims)
@@ -103,8 +88,8 @@ def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
             return dims[0]
     if dim not in dims:
         raise ValueError(
-            f"dim={dim!r} is not a dimension of the data (dims: {dims}); "
-            "pass dim='<your time dimension>'"
+            f"time_dim={dim!r} is not a dimension of the data (dims: {dims}); "
+            "pass time_dim='<your time dimension>'"
         )
     return dim
 
@@ -437,19 +422,27 @@ SERIES_DIM = "__xedm_series__"
 
 
 
-def check_time_dim(data, time_dim: str | None) -> str:
-    """resolve_dim, with a message that names ``time_dim`` (the parameter of ccm and xmap)."""
-    try:
-        return resolve_dim(data, time_dim)
-    except ValueError:
+def series_dim_of(data: xr.DataArray, series_dim: str | None, tdim: str) -> str:
+    """The series dim of a DataArray: ``series_dim``, else "series", else the only dim besides
+    the time dim ``tdim``."""
+    others = [d for d in data.dims if d != tdim]
+    if series_dim is None:
+        if "series" in others or len(others) == 1:
+            return "series" if "series" in others else others[0]
         raise ValueError(
-            f"time_dim={time_dim or 'time'!r} is not a dimension of the data (dims: "
-            f"{list(data.dims)}); pass time_dim='<your time dimension>'"
-        ) from None
+            f"series_dim is required: the DataArray has dims {list(data.dims)} besides "
+            f"the time dim {tdim!r}; pass series_dim='<the dim that indexes the series>'"
+        )
+    if series_dim not in others:
+        raise ValueError(
+            f"series_dim={series_dim!r} must name the series dimension of the DataArray (dims: "
+            f"{list(data.dims)}; time is {tdim!r}), e.g. series_dim={(others or ['neuron'])[0]!r}"
+        )
+    return series_dim
 
 
-
-def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved: tuple[str, ...]):
+def cross_series(data, series_dim: str | None, columns, time_dim: str | None,
+                 reserved: tuple[str, ...]):
     """(X with dims (..., SERIES_DIM, time) in float64, series labels, series dim name, time dim).
 
     Refuses what the cross maps cannot label or compute: an empty or duplicated set of series,
@@ -457,6 +450,13 @@ def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved:
     float32 data are cast to float64 (a copy: the input is never modified).
     """
     if isinstance(data, xr.Dataset):
+        if series_dim is not None:
+            hint = (f"; {series_dim!r} is a dim of the data: if it is the time dim, pass "
+                    f"time_dim={series_dim!r}" if series_dim in data.dims else "")
+            raise ValueError(
+                f"series_dim={series_dim!r} names the series dim of a DataArray; the series of a "
+                f"Dataset are its variables, chosen by columns={hint}"
+            )
         if columns is None:
             raise ValueError(
                 f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
@@ -470,7 +470,7 @@ def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved:
             check_numeric(data[n], n)
         if len(names) < 2:
             raise ValueError("cross mapping needs at least two variables in columns=")
-        tdim = check_time_dim(data, time_dim)
+        tdim = resolve_dim(data, time_dim)
         for n in names:
             if tdim not in data[n].dims:
                 raise ValueError(
@@ -486,24 +486,23 @@ def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved:
                 f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
             )
         if columns is not None:
-            raise TypeError("columns= chooses Dataset variables; on a DataArray pass dim=")
+            raise TypeError("columns= chooses Dataset variables; on a DataArray pass "
+                            "series_dim=")
         check_numeric(data, "data" if data.name is None else str(data.name))
-        tdim = check_time_dim(data, time_dim)
-        if dim is None or dim not in data.dims or dim == tdim:
-            raise ValueError(
-                f"dim={dim!r} must name the series dimension of the DataArray (dims: "
-                f"{list(data.dims)}), e.g. dim='neuron'"
-            )
+        tdim = resolve_dim(data, time_dim)
+        dim = series_dim_of(data, series_dim, tdim)
         if data.sizes[dim] == 0:
-            raise ValueError(f"dim={dim!r} has no series (size 0); cross mapping needs series")
+            raise ValueError(f"series_dim={dim!r} has no series (size 0); cross mapping needs "
+                             "series")
         if dim in data.coords:
             labels = list(np.asarray(data[dim]))
             repeated = pd.Index(labels)
             repeated = sorted(map(str, repeated[repeated.duplicated()].unique()))
             if repeated:
                 raise ValueError(
-                    f"the labels along dim={dim!r} repeat {repeated}: rho would be ambiguous; "
-                    f"give each series its own label, e.g. data.assign_coords({dim}=range(n))"
+                    f"the labels along series_dim={dim!r} repeat {repeated}: rho would be "
+                    f"ambiguous; give each series its own label, e.g. "
+                    f"data.assign_coords({dim}=range(n))"
                 )
         else:
             labels = list(range(data.sizes[dim]))

@@ -97,13 +97,14 @@ def _check_size(data, tdim: str, n: int) -> None:
                  "use a smaller n, or fewer series at a time")
 
 
+@v.renamed("dim", "time_dim", "the time dimension")
 def surrogates(
     data: xr.DataArray | xr.Dataset,
     method: str = "ebisuzaki",
     n: int = 99,
     *,
     seed: int | None = None,
-    dim: str | None = None,
+    time_dim: str | None = None,
     period: int | None = None,
     harmonics: int = 3,
     block_length: int | None = None,
@@ -119,13 +120,13 @@ def surrogates(
     DataArray in the order of its other dims, flattened; those of each Dataset variable
     from 0), so its surrogates do not depend on the values of the other series.  The
     surrogates of :func:`xedm.ccm` and :func:`xedm.xmap` (``surrogates=n``) are these, the
-    k-th series of the call (in the order of ``columns`` or along ``dim``) drawing from
+    k-th series of the call (in the order of ``columns`` or along ``series_dim``) drawing from
     stream k: ``xedm.surrogates(ds[columns].to_array("v"), n=n, seed=seed)``.
 
     Parameters
     ----------
     data : DataArray or Dataset
-        Series along ``dim``; other dims broadcast.  Dataset variables without ``dim`` are
+        Series along ``time_dim``; other dims broadcast.  Dataset variables without it are
         kept as they are.
     method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin"}
         ``ebisuzaki``: random Fourier phases, amplitude spectrum kept exactly (Ebisuzaki
@@ -139,8 +140,9 @@ def surrogates(
         Surrogates per series (>= 1).
     seed : int, optional
         Seed (>= 0); None draws one (recorded in attrs).
-    dim : str, optional
-        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).
+    time_dim : str, optional
+        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).  Its old name
+        ``dim`` still works, with a FutureWarning, until the next release.
 
     Returns
     -------
@@ -180,7 +182,7 @@ def surrogates(
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
-    tdim = resolve_dim(data, dim)
+    tdim = resolve_dim(data, time_dim)
     _check_size(data, tdim, n)
     attrs = {"surrogate_method": method, "surrogate_seed": seed, "surrogates": n,
              **{f"surrogate_{k}": val for k, val in params.items()}}
@@ -200,7 +202,7 @@ def surrogates(
         if info["eps"]:
             new[name].attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
     if not new:
-        raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass dim=")
+        raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass time_dim=")
     out = data.assign(new).assign_coords(surrogate=np.arange(n))
     out.attrs.update(attrs)
     return out

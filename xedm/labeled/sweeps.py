@@ -59,6 +59,7 @@ def _sweep_reserved(d: str) -> frozenset:
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def embed_dimension(
     data: Data,
     E_max: int = 10,
@@ -72,7 +73,7 @@ def embed_dimension(
     pred=None,
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -112,7 +113,7 @@ def embed_dimension(
         E_list = np.sort(v.check_int_list("E", E, 1))
         E_top, what, fix = int(E_list[-1]), "E", "smaller E values"
     p = _params(
-        data, E_top, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
+        data, E_top, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim,
         False, "embed_dimension", _sweep_reserved("E"), what)
     X, y, index, dim, tau = p.X, p.y, p.index, p.dim, p.tau
     Tp, knn, excl, spec, attrs = p.Tp, p.knn, p.excl, p.spec, p.attrs
@@ -153,6 +154,7 @@ def embed_dimension(
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def predict_interval(
     data: Data,
     E: int | None = None,
@@ -167,7 +169,7 @@ def predict_interval(
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
     embedded: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -207,7 +209,7 @@ def predict_interval(
         what, fix = "Tp", "other Tp values"
     p = _params(
         data, E, tau, 1 if Tp is None else int(Tp_list[0]), knn, exclusion_radius, lib, pred,
-        columns, target, dim, embedded, "predict_interval", _sweep_reserved("Tp"))
+        columns, target, time_dim, embedded, "predict_interval", _sweep_reserved("Tp"))
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, knn, excl, spec, attrs = p.tau, p.knn, p.excl, p.spec, p.attrs
     T = len(index)
@@ -252,6 +254,7 @@ def predict_interval(
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def predict_nonlinear(
     data: Data,
     E: int | None = None,
@@ -268,7 +271,7 @@ def predict_nonlinear(
     embedded: bool = False,
     solver: str = "lstsq",
     alpha: float = 0.0,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -299,7 +302,7 @@ def predict_nonlinear(
     """
     thetas = v.check_theta(theta)
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded,
         "predict_nonlinear", _sweep_reserved("theta"))
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs

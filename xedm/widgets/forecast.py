@@ -32,7 +32,7 @@ class ForecastState(State):
 
         p = self.params
         common = {"columns": p["column"], "target": p["target"], "tau": p["tau"],
-                  "dim": self.dim, "knn": p["knn"] or None}
+                  "time_dim": self.dim, "knn": p["knn"] or None}
         skill_E = self.call(sweeps.embed_dimension, self.ds, E_max=p["E_max"], Tp=p["Tp"],
                             **common)
         skill_theta = self.call(sweeps.predict_nonlinear, self.ds, E=p["E"], Tp=p["Tp"],

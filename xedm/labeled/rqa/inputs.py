@@ -50,8 +50,9 @@ def stack(data, names, dim, what):
     dim = resolve_dim(data, dim)
     for n in names:  # the Dataset has dim, but each chosen variable needs it
         if dim not in data[n].dims:
-            raise ValueError(f"dim={dim!r}: variable {n!r} has no dim {dim!r} (its dims: "
-                             f"{list(data[n].dims)}); pass dim='<the time dimension of {n}>'")
+            raise ValueError(f"time_dim={dim!r}: variable {n!r} has no dim {dim!r} (its dims: "
+                             f"{list(data[n].dims)}); pass time_dim='<the time dimension of "
+                             f"{n}>'")
     X = xr.concat([data[n] for n in names], dim=VAR, coords="minimal", compat="override",
                   join="outer")
     return X.transpose(..., VAR, dim), dim
