@@ -58,7 +58,7 @@ from .inputs import (
     time_index,
 )
 
-THETAS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+THETAS = (0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
 _OUT = "__xedm_out__"
 
 
@@ -312,9 +312,11 @@ def simplex(
 
     Parameters
     ----------
-    data : DataArray or Dataset
+    data : DataArray, Dataset or pandas DataFrame
         The series; time on ``time_dim`` (default "time"), any other dims broadcast (one result per
-        series).  On a Dataset choose variables with ``columns`` and ``target``.
+        series).  On a Dataset choose variables with ``columns`` and ``target``.  A DataFrame
+        is a Dataset of its columns, time from the column ``time_dim``, else "time"/"Time",
+        else a non-default index, else an increasing first column (pyEDM's convention).
     E : int
         Embedding dimension; the state at t is ``(x_t, x_{t-tau}, ..., x_{t-(E-1)tau})``.
         Required, except with ``embedded=True`` (where it is the number of columns).
@@ -384,7 +386,7 @@ def simplex(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(E, tau, Tp)], len(index), spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     out_t = pred_t + Tp
     P = len(out_t)
 
@@ -491,7 +493,7 @@ def smap(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], len(index), spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     out_t = pred_t + Tp
     P = len(out_t)
     names = attrs["columns"].split(", ")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..core import validate as v
 from ..memory import check_memory
 from ..stats.surrogates import check_method, check_options, make_surrogates
-from .inputs import check_numeric, one_time_chunk, resolve_dim
+from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
@@ -125,7 +126,7 @@ def surrogates(
 
     Parameters
     ----------
-    data : DataArray or Dataset
+    data : DataArray, Dataset or pandas DataFrame
         Series along ``time_dim``; other dims broadcast.  Dataset variables without it are
         kept as they are.
     method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin"}
@@ -168,9 +169,12 @@ def surrogates(
     >>> bool(np.allclose(amp(s[3].values), amp(ds.x.values)))
     True
     """
+    if isinstance(data, (pd.DataFrame, pd.Series)):
+        data = as_xarray(data, time_dim)  # a DataFrame gives a Dataset (its time column)
     if not isinstance(data, (xr.DataArray, xr.Dataset)):
-        raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
-                        "; wrap numpy arrays with xr.DataArray(values, dims=['time'])")
+        raise TypeError(f"data must be an xarray DataArray or Dataset (or a pandas DataFrame), "
+                        f"got {type(data).__name__}; wrap numpy arrays with "
+                        "xr.DataArray(values, dims=['time'])")
     n = v.check_int("n", n, 1, " (the number of surrogates per series)")
     given = {"period": period, "block_length": block_length, "E": E, "tau": tau,
              "recurrence_rate": recurrence_rate, "eps": eps, "harmonics": harmonics,

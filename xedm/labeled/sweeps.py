@@ -125,7 +125,7 @@ def embed_dimension(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(int(e), tau, Tp) for e in E_list], T, spec["lib"], False,
-                       fix)
+                       fix, spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors,
                                ["simplex_sweep", "knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=int(E_list[-1]) * _ncols(attrs),
@@ -225,7 +225,7 @@ def predict_interval(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(E, tau, int(tp)) for tp in Tp_list], T, spec["lib"],
-                       bool(embedded), f"{fix}, a smaller E")
+                       bool(embedded), f"{fix}, a smaller E", spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs),
                                knn=knn or E + 1, n_pred=len(pred_t), work=int(X.size) * T)
@@ -281,8 +281,9 @@ def predict_nonlinear(
 
     Parameters
     ----------
-    theta : list of float, default (0, 0.01, 0.1, ..., 9)
-        The localisations tried (distinct, finite, >= 0).
+    theta : list of float, default (0.01, 0.1, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, ..., 9)
+        The localisations tried (distinct, finite, >= 0); the default is pyEDM's 15 values
+        (add 0 for the global linear map).
     Other parameters are as in :func:`smap` (E may be left out with ``embedded=True``).
 
     Returns
@@ -316,7 +317,7 @@ def predict_nonlinear(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs), knn=knn,
                                n_pred=len(pred_t), work=int(X.size) * T)
@@ -347,7 +348,7 @@ def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int) -> None:
     P, 1 + C*E) float64) and solves one weighted least-squares problem of k rows and nc
     columns per theta and prediction: refused up front when that cannot fit or takes hours."""
     what = f"predict_nonlinear with {n_theta:,} theta values on {B} series of {P} predictions"
-    fix = "give fewer theta values (the default list has 16)"
+    fix = "give fewer theta values (the default list has 15)"
     check_memory(8.0 * n_theta * B * P * (nc + 3), what, fix, share=0.5)  # + working copies
     check_work(float(n_theta) * B * P * k * nc * nc, what, fix)
 

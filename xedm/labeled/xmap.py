@@ -63,13 +63,16 @@ def ccm(
 
     Parameters
     ----------
-    data : Dataset (variables chosen by ``columns``) or DataArray with a series dim.
+    data : Dataset or pandas DataFrame (variables chosen by ``columns``; a DataFrame's time
+        column as in :func:`xedm.simplex`), or DataArray with a series dim.
         Numbers of any real dtype (integers and float16/float32 are cast to float64; the
         input is never modified); other dims broadcast; dask-backed data stay lazy.
-    lib_sizes : list of int
-        Distinct library sizes, each >= 2 and >= knn.  A size at or above a pair's number of
-        valid library points (``n_valid``) uses all of them with no draw, so every sample of
-        it is the same, and all such sizes give the same rho.
+    lib_sizes : int or list of int
+        Distinct library sizes, each >= 2 and >= knn.  A list gives a ``lib_size`` dim (also
+        a list of one); one int gives none (``lib_size`` is then a scalar coordinate, and
+        ``float(out.rho.sel(library=..., target=...))`` a number), as for ``Tp``.  A size at
+        or above a pair's number of valid library points (``n_valid``) uses all of them with
+        no draw, so every sample of it is the same, and all such sizes give the same rho.
     E : int or one int per series
         Embedding dimension of each library series.
     samples : int
@@ -193,7 +196,8 @@ def xmap(
 
     Parameters
     ----------
-    data : DataArray with a series dim, or Dataset (variables chosen by ``columns``).
+    data : DataArray with a series dim, or Dataset or pandas DataFrame (variables chosen by
+        ``columns``; a DataFrame's time column as in :func:`xedm.simplex`).
         Numbers of any real dtype (integers and float16/float32 are cast to float64; the
         input is never modified); other dims broadcast; dask-backed data stay lazy.
     series_dim : str, optional

@@ -46,7 +46,7 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
 
     Parameters
     ----------
-    data : DataArray or Dataset
+    data : DataArray, Dataset or pandas DataFrame (time column as in :func:`xedm.simplex`)
         Time on ``time_dim``; every other dim broadcasts (one analysis per series).
     columns : str or list of str, optional
         On a Dataset, the variable(s) whose lags make the state (required there).
