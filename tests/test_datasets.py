@@ -482,8 +482,8 @@ def test_parameter_range(name, kwargs, param):
         ("many_series", {"r": "a"}, "r"),
         ("many_series", {"r": None}, "r"),
         ("many_series", {"r": (3.7, "b")}, "r"),
-        ("many_series", {"dim": 3}, "dim"),
-        ("many_series", {"dim": None}, "dim"),
+        ("many_series", {"series_dim": 3}, "series_dim"),
+        ("many_series", {"series_dim": None}, "series_dim"),
     ],
 )
 def test_parameter_type(name, kwargs, param):
