@@ -100,7 +100,7 @@ def test_knn_equal_to_the_library_when_lib_and_pred_are_disjoint():
     xedm.smap(DS, columns="x", E=2, theta=1.0, knn=48, lib=lib, pred=pred)
     with pytest.raises(ValueError, match="knn=48 needs at least knn\\+1 = 49"):
         xedm.simplex(DS, columns="x", E=2, knn=48, lib=lib, pred=slice(2030, 2109))
-    with pytest.raises(ValueError, match="knn=49 needs 49"):
+    with pytest.raises(ValueError, match="knn=49 needs at least knn = 49"):
         xedm.simplex(DS, columns="x", E=2, knn=49, lib=lib, pred=pred)
 
 

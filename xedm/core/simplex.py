@@ -66,12 +66,12 @@ def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int
                 and not sel[prediction_times(pred_mask, E, tau, embedded)].any())
     need = k if disjoint else k + 1
     if n_lib < need:
-        why = ("" if disjoint else
-               f"needs at least knn+1 = {k + 1} (leave-one-out takes a prediction point's own "
-               "state out of its library)")
+        why = (f"needs at least knn = {k} (no prediction point is a library point)" if disjoint
+               else f"needs at least knn+1 = {k + 1} (leave-one-out takes a prediction point's "
+               "own state out of its library)")
         raise ValueError(
             f"lib gives {n_lib} library points for E={E}, tau={tau}, Tp={Tp}, but knn={k} "
-            f"{why or 'needs ' + str(k)}; use a longer lib, {fix} or a smaller knn"
+            f"{why}; use a longer lib, {fix} or a smaller knn"
         )
     return k
 
