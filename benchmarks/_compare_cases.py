@@ -32,6 +32,7 @@ from _compare_measure import (
     scalar,
     timed,
 )
+from _compare_pyedm_extras import plan_rows
 
 COMPARE = Path(__file__).resolve().parent / "compare.py"  # the big row's child runs it
 
@@ -93,6 +94,9 @@ class Bench:
         jobs = [
             ("simplex", lambda f: f(da, E=3)),
             ("smap", lambda f: f(da, E=3, theta=2.0)),
+            ("simplex", lambda f: call(f, da, E=3, generate_steps=3)),
+            ("smap", lambda f: call(f, da, E=3, theta=2.0, generate_steps=3)),
+            ("multiview", lambda f: f(ccm_dataset(coupled_logistic(80)), ["x", "y"], "x", 2)),
             ("embed_dimension", lambda f: call(f, da, E_max=4)),
             (
                 "ccm",
@@ -539,4 +543,4 @@ class Bench:
                 lambda: self.big_row("simplex-1M-E20", 2**14 if q else 2**20, Ebig if not q else 8),
             ),
         ]
-        return rows
+        return rows + plan_rows(self)

@@ -11,6 +11,8 @@ and the largest difference in rho between the tools on that row.
     python benchmarks/compare.py --only simplex-10k   # rows whose name starts with this
     python benchmarks/compare.py --list               # row names
     python benchmarks/compare.py --json               # also write benchmarks/results/*.json
+    python benchmarks/compare.py --only multiview --merge benchmarks/results/compare-final.json
+                                                      # put these rows into an earlier run's JSON
 
 This file is the entry point (command line, tools, the big row's child process, JSON); its
 parts: ``_compare_data.py`` (the series), ``_compare_measure.py`` (timing, rho agreement,
@@ -90,6 +92,13 @@ def parse_args(argv=None):
         default=None,
         metavar="PATH",
         help="write results as JSON (default path benchmarks/results/compare-<time>.json)",
+    )
+    p.add_argument(
+        "--merge",
+        default=None,
+        metavar="PATH",
+        help="also put this run's rows into the JSON of an earlier run (rows of the same name "
+        "replaced, new ones appended; the run's argv and time are recorded under 'merged')",
     )
     p.add_argument("--list", action="store_true", help="list row names and exit")
     # internal: the big row runs in a child process to measure its own peak RSS
@@ -245,6 +254,11 @@ def main(argv=None):
     print()
     print_table(rows)
 
+    if args.json or args.merge:
+        payload = _payload(args, argv, bench, tools, notes, warm, rows)
+    if args.merge:
+        merge_rows(Path(args.merge), payload)
+        print(f"merged {len(rows)} rows into {args.merge}")
     if args.json:
         path = (
             Path(args.json)
@@ -258,24 +272,40 @@ def main(argv=None):
             )
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "when": _dt.datetime.now().isoformat(timespec="seconds"),
-            "host": platform.node(),
-            "cpu_count": os.cpu_count(),
-            "threads": bench.threads,
-            "quick": args.quick,
-            "argv": sys.argv[1:] if argv is None else list(argv),
-            "versions": versions(tools),
-            "tool_notes": notes,
-            "xedm_warm_up_s": warm,
-            "rows": [
-                {**asdict(r), "xedm_over_kedm": r.x_over_k, "pyedm_over_xedm": r.p_over_x}
-                for r in rows
-            ],
-        }
         path.write_text(json.dumps(payload, indent=2, default=json_default))
         print(f"\nwrote {path}")
     return 0
+
+
+def _payload(args, argv, bench, tools, notes, warm, rows):
+    return {
+        "when": _dt.datetime.now().isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "threads": bench.threads,
+        "quick": args.quick,
+        "argv": sys.argv[1:] if argv is None else list(argv),
+        "versions": versions(tools),
+        "tool_notes": notes,
+        "xedm_warm_up_s": warm,
+        "rows": [
+            {**asdict(r), "xedm_over_kedm": r.x_over_k, "pyedm_over_xedm": r.p_over_x}
+            for r in rows
+        ],
+    }
+
+
+def merge_rows(path: Path, payload: dict) -> None:
+    """Put ``payload``'s rows into the JSON at ``path`` (same name: replaced; new: appended),
+    recording the run (argv, time, versions, row names) in its ``merged`` list."""
+    old = json.loads(path.read_text())
+    new = {r["name"]: r for r in payload["rows"]}
+    rows = [new.pop(r["name"], r) for r in old.get("rows", [])]
+    old["rows"] = rows + list(new.values())
+    old.setdefault("merged", []).append({
+        k: payload[k] for k in ("when", "host", "argv", "versions", "xedm_warm_up_s")
+    } | {"rows": [r["name"] for r in payload["rows"]]})
+    path.write_text(json.dumps(old, indent=2, default=json_default))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.abspath(".."))
+# no progress bars in executed pages (the notebook kernels inherit the variable; see
+# xedm.set_options)
+os.environ["XEDM_PROGRESS"] = "0"
 
 # the tutorials are the notebooks of notebooks/ (committed without outputs), copied here at
 # each build and executed by MyST-NB.  With XEDM_EXECUTED_NOTEBOOKS=DIR (CI), a notebook that
@@ -49,6 +52,25 @@ for _key in _api.SECTIONS:
     _file = _HERE / f"_api_{_key}.rst"
     if not _file.exists() or _file.read_text() != _text:
         _file.write_text(_text)
+
+# the .edm accessor, as xarray lists its accessors: one row per method, linking to the function
+# it forwards to (its full docstring is there), with the function's first line
+def _summary(func):
+    return (func.__doc__ or "").strip().splitlines()[0].rstrip(".")
+
+
+_rows = [(f"``obj.edm.{_m.name}(...)``", f":func:`xedm.{_m.name}`", _summary(_m.function()))
+         for _m in _api.METHODS if _m.accessor]
+_rows += [("``obj.edm.plot(...)``", ":func:`xedm.plot.plot`",
+           "Draw the result with the view of the function that made it"),
+          ("``obj.edm.explore(...)``", ":func:`xedm.widgets.explore`",
+           "Open an interactive explorer (Jupyter)")]
+_text = ".. list-table::\n   :header-rows: 1\n   :widths: 30 25 45\n\n"
+_text += "   * - method\n     - same as\n     - what it does\n"
+_text += "".join(f"   * - {a}\n     - {b}\n     - {c}\n" for a, b, c in _rows)
+_file = _HERE / "_api_accessor.rst"
+if not _file.exists() or _file.read_text() != _text:
+    _file.write_text(_text)
 
 project = "xedm"
 author = "xedm developers"
@@ -107,4 +129,22 @@ html_title = f"xedm {release}"
 html_theme_options = {
     "navbar_end": ["theme-switcher", "navbar-icon-links"],
     "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    "icon_links": [],
 }
+# the repository link of the navbar comes from pyproject.toml's [project.urls] (Repository,
+# Source or Homepage), so the docs never show an address the project does not declare
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None
+_URLS = {} if tomllib is None else tomllib.loads(
+    (_HERE.parent / "pyproject.toml").read_text())["project"].get("urls", {})
+for _key in ("Repository", "Source", "Homepage"):
+    if _key in _URLS:
+        html_theme_options["icon_links"].append(
+            {"name": "Repository", "url": _URLS[_key], "icon": "fa-brands fa-git-alt"})
+        break
+# the left sidebar lists the pages of a section where there are some (tutorials, API); a
+# single-page guide chapter gets none instead of an empty "Section Navigation" column
+html_sidebars = {p.stem: [] for p in _HERE.glob("*.md") if p.stem not in ("tutorials", "api")}

@@ -331,3 +331,7 @@ def normal_p_value(obs, null):
     sd = math.sqrt(sum((v - m) ** 2 for v in z) / (len(z) - 1))
     score = (math.atanh(min(max(obs, -clip), clip)) - m) / sd
     return 0.5 * math.erfc(score / math.sqrt(2))
+
+
+# Multiview, generative forecasts, prediction variance, S-map with a regressor.
+from naive_forecast import *  # noqa: E402,F401,F403

@@ -16,6 +16,10 @@ __all__ = [
     "naive_runs",
     "naive_line_histograms",
     "naive_measures",
+    "naive_recurrence_network",
+    "naive_border_lines",
+    "naive_recurrence_times",
+    "gap_eps",
 ]
 
 
@@ -145,3 +149,114 @@ def naive_measures(R, theiler=1, l_min=2, v_min=2, w_min=2, symmetric=True):
         "LAM": lam, "TT": tt, "V_max": vmax, "V_ENTR": ventr,
         "W": W, "W_max": wmax, "W_ENTR": wentr,
     }
+
+
+def naive_recurrence_network(R):
+    """Network measures of the dense recurrence matrix R (diagonal dropped): textbook
+    definitions with plain loops (triangles by triple loops, path lengths by a queue)."""
+    A = np.asarray(R, bool).copy()
+    n = A.shape[0]
+    np.fill_diagonal(A, False)
+    nbrs = [list(np.nonzero(A[i])[0]) for i in range(n)]
+    k = np.array([len(v) for v in nbrs], np.int64)
+    tri = np.zeros(n, np.int64)
+    for i in range(n):
+        for a in range(len(nbrs[i])):
+            for b in range(a + 1, len(nbrs[i])):
+                tri[i] += A[nbrs[i][a], nbrs[i][b]]
+    pairs = k * (k - 1) // 2
+    local = np.array([tri[i] / pairs[i] if pairs[i] else 0.0 for i in range(n)])
+    total, count = 0, 0
+    for s in range(n):
+        dist = {s: 0}
+        queue = [s]
+        for u in queue:
+            for w in nbrs[u]:
+                if w not in dist:
+                    dist[w] = dist[u] + 1
+                    queue.append(w)
+        total += sum(dist.values())
+        count += len(dist) - 1
+    edges = [(i, j) for i in range(n) for j in range(i + 1, n) if A[i, j]]
+    if edges:
+        m = len(edges)
+        num1 = sum(int(k[i]) * int(k[j]) for i, j in edges) / m
+        num2 = (sum(int(k[i]) + int(k[j]) for i, j in edges) / (2 * m)) ** 2
+        den1 = sum(int(k[i]) ** 2 + int(k[j]) ** 2 for i, j in edges) / (2 * m)
+        assort = (num1 - num2) / (den1 - num2) if den1 != num2 else np.nan
+    else:
+        assort = np.nan
+    return {"degree": k, "local_clustering": local, "global_clustering": local.mean(),
+            "transitivity": tri.sum() / pairs.sum() if pairs.sum() else np.nan,
+            "average_path_length": total / count if count else np.nan,
+            "assortativity": assort, "link_density": k.sum() / (n * (n - 1))}
+
+
+def _runs_at(values):
+    """(start, length) of each run of True in a 1-D boolean sequence."""
+    out, start = [], None
+    for i, v in enumerate(list(values) + [False]):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            out.append((start, i - start))
+            start = None
+    return out
+
+
+def naive_border_lines(R, theiler=1, symmetric=True):
+    """Histograms (as naive_line_histograms) of the lines that touch the matrix border: a
+    diagonal line containing its diagonal's first or last point, a vertical (white) line
+    containing its column's first or last row."""
+    R = np.asarray(R, bool)
+    na, nb = R.shape
+    L = na + 1
+    hd, hv, hw = (np.zeros(L, np.uint64) for _ in range(3))
+    for k in range(-(na - 1), nb):
+        if symmetric and abs(k) < theiler:
+            continue
+        dg = np.diagonal(R, offset=k)
+        for s, n in _runs_at(dg):
+            if s == 0 or s + n == dg.size:
+                hd[n] += 1
+    for j in range(nb):
+        for col, h in ((R[:, j], hv), (~R[:, j], hw)):
+            for s, n in _runs_at(col):
+                if s == 0 or s + n == na:
+                    h[n] += 1
+    return hd, hv, hw
+
+
+def naive_recurrence_times(R):
+    """T1 (mean gap between consecutive recurrent points of a column), T2 (mean gap between
+    the starts of consecutive vertical lines of a column), RTE (entropy of the white vertical
+    lines not touching the border), pooled over the columns."""
+    R = np.asarray(R, bool)
+    na = R.shape[0]
+    g1, g2, white = [], [], []
+    for j in range(R.shape[1]):
+        rows = np.nonzero(R[:, j])[0]
+        g1 += list(np.diff(rows))
+        g2 += list(np.diff([s for s, _ in _runs_at(R[:, j])]))
+        white += [n for s, n in _runs_at(~R[:, j]) if s > 0 and s + n < na]
+    t1 = float(np.mean(g1)) if g1 else np.nan
+    t2 = float(np.mean(g2)) if g2 else np.nan
+    if white:
+        _, counts = np.unique(white, return_counts=True)
+        p = counts / counts.sum()
+        rte = float(-(p * np.log(p)).sum())
+    else:
+        rte = np.nan
+    return {"T1": t1, "T2": t2, "RTE": rte}
+
+
+def gap_eps(x, q, E, tau, norm):
+    """A threshold near the q-quantile of the distances, in the middle of the widest gap
+    between neighbouring distances there: float32 rounding (pyunicorn) cannot move a point
+    across it."""
+    a = naive_embed(x, E, tau)
+    d = np.unique(naive_distance_matrix(a, a, norm))
+    k = int(q * d.size)
+    lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
+    g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
+    return float(0.5 * (d[g - 1] + d[g]))

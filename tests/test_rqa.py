@@ -447,18 +447,6 @@ def test_joint_thresholds_need_joint(name):
         x.edm.recurrence_plot(E=2, eps=0.2, **{name: 0.1})
 
 
-def _gap_eps(x, q, E, tau, norm):
-    """A threshold near the q-quantile of the distances, in the middle of the widest gap
-    between neighbouring distances there: float32 rounding (pyunicorn) cannot move a point
-    across it."""
-    a = nr.naive_embed(x, E, tau)
-    d = np.unique(nr.naive_distance_matrix(a, a, norm))
-    k = int(q * d.size)
-    lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
-    g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
-    return float(0.5 * (d[g - 1] + d[g]))
-
-
 @pytest.mark.skipif(importlib.util.find_spec("pyunicorn") is None,
                     reason="pyunicorn not installed")
 @pytest.mark.parametrize("norm, metric", [("euclidean", "euclidean"), ("maximum", "supremum"),
@@ -470,7 +458,7 @@ def test_pyunicorn_joint_parity(norm, metric):
     x = logistic(300).astype(np.float32).astype(np.float64)
     y = (3 * logistic(300, x0=0.123)).astype(np.float32).astype(np.float64)
     E, tau = 3, 2
-    ex, ey = _gap_eps(x, 0.1, E, tau, norm), _gap_eps(y, 0.05, E, tau, norm)
+    ex, ey = nr.gap_eps(x, 0.1, E, tau, norm), nr.gap_eps(y, 0.05, E, tau, norm)
     try:
         jrp = JointRecurrencePlot(x, y, metric=(metric, metric), threshold=(ex, ey),
                                   dim=(E, E), tau=(tau, tau), silence_level=3)

@@ -90,3 +90,15 @@ def test_gpu_joint_own_thresholds_through_xarray():
         assert a.attrs.pop("backend") == "gpu"
         b.attrs.pop("backend")
         xr.testing.assert_identical(a, b)
+
+
+@pytest.mark.parametrize("kind", ["self", "cross"])
+def test_gpu_recurrence_times_and_border_equal_cpu(kind):
+    # the border scans run on the CPU whatever the backend; the histograms they correct
+    # come from the GPU kernel
+    rng = np.random.default_rng(5)
+    x = xr.DataArray(np.round(rng.normal(size=400), 1), dims="time")
+    kw = {"other": x[::-1].assign_coords(time=x.time)} if kind == "cross" else {}
+    args = dict(E=2, tau=2, eps=[0.3, 0.6], border="drop", recurrence_times=True, **kw)
+    xr.testing.assert_identical(x.edm.rqa(backend="gpu", **args).drop_attrs(),
+                                x.edm.rqa(backend="cpu", **args).drop_attrs())

@@ -36,7 +36,11 @@ def test_forecast_explorer_redraws_from_the_state(pair):
     assert ex.state.params["E"] == 3
     ax_e, ax_t, ax_f = ex.figure.axes
     want = xedm.smap(pair, E=3, theta=1.0, columns="x", target="x")
-    np.testing.assert_array_equal(ax_f.lines[1].get_ydata(), want.prediction.values)
+    # the forecast panel draws the last ZOOM steps (a long forecast whole is a solid band)
+    zoom = widgets.forecast.ZOOM
+    assert want.sizes["time"] > zoom
+    np.testing.assert_array_equal(ax_f.lines[1].get_ydata(), want.prediction.values[-zoom:])
+    assert f"(last {zoom} of {want.sizes['time']} steps)" in ax_f.get_title()
     assert "E=3" in ax_f.get_title() and f"ρ = {float(want.rho):.3f}" in ax_f.get_title()
     # the chosen E is marked on the skill-vs-E panel, the chosen theta on skill-vs-theta
     assert ax_e.lines[-1].get_xdata()[0] == 3 and ax_t.lines[-1].get_xdata()[0] == 1.0
@@ -48,7 +52,7 @@ def test_forecast_explorer_redraws_from_the_state(pair):
     ex.set(method="simplex", target="y", Tp=2)
     want = xedm.simplex(pair, E=3, Tp=2, columns="x", target="y")
     np.testing.assert_array_equal(ex.figure.axes[2].lines[1].get_ydata(),
-                                  want.prediction.values)
+                                  want.prediction.values[-zoom:])
     assert ex.figure.axes[2].get_title().startswith("simplex of y")
 
 

@@ -3,6 +3,7 @@ progress=..., xmap_target_block=..., work_limit=...)``."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,9 @@ OPTIONS: dict[str, Any] = {
     "backend": "auto",
     "neighbors": "auto",
     "neighbors_recall": 0.99,
-    "progress": True,
+    # XEDM_PROGRESS=0 turns the bars off from the start (executed docs pages, batch logs)
+    "progress": os.environ.get("XEDM_PROGRESS", "1").strip().lower()
+    not in {"0", "false", "no", "off"},
     # targets per block of a distributed xmap (None: the rule of xedm.distributed.block_sizes)
     "xmap_target_block": None,
     # elementary operations a call may take before it is refused up front (None: no limit);
@@ -70,6 +73,9 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
     False), ``xmap_target_block`` (targets per block of a distributed xmap, None for the
     rule) and ``work_limit`` (elementary operations a call may take before it is refused up
     front, default 1e12; None lifts the limit: see ``xedm.memory``).
+
+    The environment variable ``XEDM_PROGRESS=0`` (also ``false``, ``no``, ``off``), set
+    before xedm is imported, makes ``progress=False`` the default (executed notebooks, logs).
     """
 
     def __init__(self, **kwargs: Any) -> None:

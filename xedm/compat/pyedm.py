@@ -12,8 +12,8 @@ segments, its "MAE") are listed in docs/from-pyedm.md; arguments that would chan
 results and have no xedm counterpart (``generateSteps``, ``returnObject``, an S-map
 ``solver``, ``ignoreNan=False``, tau > 0) raise a ValueError saying so.  Arguments that only
 tune pyEDM's own parallelism (``numProcess``, ``mpMethod``, ``chunksize``, ``kdWorkers``,
-``parallel``, ``sharedMB``) and ``verbose`` are accepted and have no effect.  ``Multiview``
-joins these functions when xedm has a multiview.
+``parallel``, ``sharedMB``) and ``verbose`` are accepted and have no effect.  pyEDM's
+``Multiview`` is not here yet (:func:`xedm.multiview` computes it, with xedm's output).
 
 Examples
 --------
@@ -127,8 +127,10 @@ def _tau(tau) -> int:
 def _refuse(**given) -> None:
     """Arguments with no xedm counterpart, refused when not at pyEDM's default."""
     why = {
-        "generateSteps": "generative forecasts are not in xedm yet",
-        "generateConcat": "generative forecasts are not in xedm yet",
+        "generateSteps": "pyEDM's generated frame is not reproduced here; use "
+                         "xedm.simplex(..., generate_steps=n)",
+        "generateConcat": "pyEDM's generated frame is not reproduced here; use "
+                          "xedm.simplex(..., generate_steps=n)",
         "returnObject": "xedm has no pyEDM class instances; call xedm's function instead",
         "ignoreNan": "xedm always leaves states with NaN out (docs/from-pyedm.md)",
         "includeData": "xedm.ccm(..., keep_samples=True) returns every sample's rho instead",
@@ -178,10 +180,12 @@ def _projection(d: _Data, res, Tp: int) -> pd.DataFrame:
     obs = np.full(len(rows), np.nan)
     inside = (rows >= 0) & (rows < T)
     obs[inside] = y[rows[inside]]
-    pred = np.full(len(rows), np.nan)
+    pred, var = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
     pred[pos - lo] = res.prediction.values
+    if "pred_variance" in res:  # simplex's; S-map has none (NaN)
+        var[pos - lo] = res.pred_variance.values
     return pd.DataFrame({"Time": extended_labels(d.index, rows), "Observations": obs,
-                         "Predictions": pred, "Pred_Variance": np.nan})
+                         "Predictions": pred, "Pred_Variance": var})
 
 
 def _plot(df: pd.DataFrame, x: str, title: str, xlabel: str, ylabel: str) -> None:
@@ -198,7 +202,7 @@ def Simplex(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, k
             kdWorkers=-1, generateSteps=0, generateConcat=False, verbose=False,
             showPlot=False, ignoreNan=True, returnObject=False) -> pd.DataFrame:
     """pyEDM's ``Simplex`` (:func:`xedm.simplex`): ``Time, Observations, Predictions,
-    Pred_Variance`` (Pred_Variance is NaN: xedm does not compute it)."""
+    Pred_Variance``."""
     _refuse(generateSteps=generateSteps, generateConcat=generateConcat,
             returnObject=returnObject, ignoreNan=not ignoreNan)
     d = _Data(dataFrame, columns, target, noTime)

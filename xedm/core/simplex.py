@@ -102,19 +102,21 @@ def simplex(
     (``row_chunks``, ``progress``: as :func:`row_tables`)."""
     B, C, T = X.shape
     k = default_knn(knn, E, T, lib, tau, Tp, embedded, pred_mask=pred_mask, excl=excl)
-    predict = get_kernel("simplex_predict", backend)
-    preds = []
+    predict = get_kernel("simplex_predict_var", backend)
+    preds, variances = [], []
     for sl in batches(B, 16 * k * T):
         prep = prepare(X[sl], y[sl], np.array([E]), tau, Tp, lib, pred_mask, embedded)
         idx, dist = row_tables(prep, [k], excl, backend, method, row_chunks, progress)
         yb = finite_or_zero(y[sl])
-        preds.append(predict(idx[0], dist[0], prep.lib_ok[0], yb, np.full(len(yb), k), Tp))
+        pred, var = predict(idx[0], dist[0], prep.lib_ok[0], yb, np.full(len(yb), k), Tp)
+        preds.append(pred)
+        variances.append(var)
         pred_t = prep.pred_t
     prediction = np.concatenate(preds, axis=0)
     out_t = pred_t + Tp
     observed = observed_at(y, out_t)
-    return {"prediction": prediction, "observed": observed, "out_t": out_t, "knn": k,
-            **skill(observed, prediction)}
+    return {"prediction": prediction, "pred_variance": np.concatenate(variances, axis=0),
+            "observed": observed, "out_t": out_t, "knn": k, **skill(observed, prediction)}
 
 
 def sweep_predict(prep: Prepared, k_list, excl: int, y: np.ndarray, Tp: int,

@@ -25,7 +25,32 @@ from ..memory import check_memory, check_work
 from ..stats.surrogates import check_method, check_options
 from .inputs import VAR, user_stacklevel
 
+
 # ----------------------------------------------------------------------------- before
+def check_estimator(solver, alpha, singular_values):
+    """S-map's ``solver`` when it is a regressor (None for a solver name): it must have
+    ``fit``; ``alpha`` and ``singular_values`` belong to the built-in solvers."""
+    if isinstance(solver, str):
+        return None
+    if not callable(getattr(solver, "fit", None)):
+        raise TypeError(
+            f"solver must be 'lstsq', 'ridge' or a scikit-learn-style regressor with "
+            f"fit(X, y, sample_weight), coef_ and intercept_ (e.g. "
+            f"sklearn.linear_model.Ridge(alpha=0.1)), got {solver!r}"
+        )
+    if alpha not in (0, 0.0):
+        raise ValueError(
+            f"alpha={alpha!r} is for solver='ridge'; a regressor carries its own "
+            "regularisation (e.g. Ridge(alpha=...)): leave alpha out"
+        )
+    if singular_values:
+        raise ValueError(
+            "singular_values=True needs solver='lstsq' or 'ridge' (a regressor has no "
+            "singular values of the weighted design matrix)"
+        )
+    return solver
+
+
 
 
 PREDICTED = frozenset(("prediction", "observed", "rho", "mae", "rmse", "n"))

@@ -20,6 +20,7 @@ from ..core import simplex as _simplex
 from ..core import smap as _smap
 from ..core import validate as v
 from ..core.embed import lag_step
+from ..core.smap_estimator import smap_estimator
 from ..core.validate import renamed
 from ..kernels import resolve_backend
 from ..neighbors.base import (
@@ -34,6 +35,7 @@ from ..options import get_option
 from .checks import (
     PREDICTED,
     block_check,
+    check_estimator,
     check_exclusion,
     check_horizon,
     check_predictions,
@@ -42,6 +44,7 @@ from .checks import (
     pred_times,
 )
 from .device import cupy_io
+from .generate import check_generate, generative
 from .inputs import (
     VAR,
     Data,
@@ -307,6 +310,7 @@ def simplex(
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    generate_steps: int = 0,
 ) -> xr.Dataset:
     """Simplex projection (Sugihara & May 1990): forecast by the k nearest states.
 
@@ -353,12 +357,21 @@ def simplex(
         Target recall of approximate methods (default 0.99): their search effort is raised
         until the recall measured against brute force on a sample of prediction points
         reaches it; the measured value is ``attrs["neighbors_recall"]`` (1.0 when exact).
+    generate_steps : int, default 0
+        Generative (closed-loop) forecast of this many steps (pyEDM's ``generateSteps``):
+        from the last state of the data, each one-step forecast is appended as the newest
+        observation and the next state is built from it; the library stays the data's.  The
+        result is then the ``generate_steps`` forecasts on the time coordinate extended past
+        the data with its step (``observed`` NaN, no skill).  Needs one column that is also
+        the target, ``Tp=1``, no ``pred`` and ``embedded=False``; runs on the CPU.
 
     Returns
     -------
     Dataset
         ``prediction`` and ``observed`` on the (extended) time coordinate at the target times
-        t + Tp; ``rho``, ``mae``, ``rmse``, ``n``; parameters, backend and neighbour method in
+        t + Tp; ``pred_variance``, the weighted variance of the neighbours' targets about each
+        prediction, ``sum w_i (y_i - prediction)^2 / sum w_i`` (pyEDM's Pred_Variance);
+        ``rho``, ``mae``, ``rmse``, ``n``; parameters, backend and neighbour method in
         ``attrs``.
     {notes}
     Examples
@@ -374,11 +387,13 @@ def simplex(
     """
     p = _params(
         data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded)
+    if check_generate(generate_steps, p, pred, embedded):
+        return generative("simplex", p, generate_steps)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
     kE = 1 if embedded else E
     pred_t = pred_times(spec, kE, tau)
-    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
+    backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict_var"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
                                knn=knn or E + 1, n_pred=len(pred_t),
                                work=int(X.size) * len(index))
@@ -401,6 +416,7 @@ def simplex(
 
     results = _apply(X, y, dim, block_check("simplex", core) if lazy else core, {
         "prediction": ([_OUT], {_OUT: P}, float),
+        "pred_variance": ([_OUT], {_OUT: P}, float),
         "observed": ([_OUT], {_OUT: P}, float),
         **_SKILL,
     }, lazy)
@@ -434,6 +450,7 @@ def smap(
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
+    generate_steps: int = 0,
 ) -> xr.Dataset:
     """S-map (Sugihara 1994): locally weighted linear maps; theta sets the nonlinearity.
 
@@ -445,14 +462,21 @@ def smap(
     ----------
     theta : float, default 0
         Localisation; 0 is a global linear autoregression.
-    solver : {"lstsq", "ridge"}
+    solver : {"lstsq", "ridge"} or scikit-learn-style regressor
         "lstsq": SVD least squares (minimum-norm, as numpy.linalg.lstsq).  "ridge":
         ``|| diag(w) (A c - b) ||^2 + alpha * sum_{j>=1} c_j^2`` (intercept not penalised).
+        A regressor (anything with ``fit(X, y, sample_weight)``, ``coef_`` and
+        ``intercept_``: scikit-learn's Ridge, Lasso, ElasticNet, their CV versions,
+        LinearRegression, ...) fits each local map with its own objective and
+        ``sample_weight = w**2`` (a clone is fitted, one fit per prediction point, on the
+        CPU); the coefficients are ``[intercept_, *coef_]``.  See docs/conventions.md for
+        how this differs from pyEDM's ``solver=``.
     alpha : float
-        Ridge strength (solver="ridge").
+        Ridge strength (solver="ridge"; a regressor carries its own).
     singular_values : bool
         Also return the singular values of each weighted design matrix.
-    Other parameters are as in :func:`simplex` (E may be left out with ``embedded=True``).
+    Other parameters are as in :func:`simplex` (E may be left out with ``embedded=True``;
+    ``generate_steps`` gives ``coefficients`` of each generated step too).
 
     Returns
     -------
@@ -482,9 +506,17 @@ def smap(
     thetas = v.check_theta(theta)
     if thetas.size != 1:
         raise ValueError("smap takes one theta; use predict_nonlinear for a list of theta")
-    solver, alpha = v.check_solver(solver, alpha)
+    estimator = check_estimator(solver, alpha, singular_values)
+    if estimator is None:
+        solver, alpha = v.check_solver(solver, alpha)
     singular_values = v.check_bool("singular_values", singular_values)
     kE = 1 if embedded else E
+    names = attrs["columns"].split(", ")
+    coef = ["intercept"] + [f"{c}(t-{e * tau})" for c in names for e in range(kE)]
+    if check_generate(generate_steps, p, pred, embedded):
+        attrs.update(theta=float(thetas[0]), solver=str(estimator or solver), alpha=alpha)
+        return generative("smap", p, generate_steps, thetas=thetas, coef=coef,
+                          alpha=alpha if solver == "ridge" else 0.0, estimator=estimator)
     pred_t = pred_times(spec, kE, tau)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=len(index), dim=kE * _ncols(attrs),
@@ -496,11 +528,13 @@ def smap(
                        "a smaller E", spec["pred_mask"], excl)
     out_t = pred_t + Tp
     P = len(out_t)
-    names = attrs["columns"].split(", ")
-    coef = ["intercept"] + [f"{c}(t-{e * tau})" for c in names for e in range(kE)]
     nc = len(coef)
 
     def core(Xb, yb):
+        if estimator is not None:
+            return smap_estimator(Xb, yb, E=kE, tau=tau, Tp=Tp, theta=float(thetas[0]),
+                                  knn=knn, excl=excl, embedded=bool(embedded),
+                                  estimator=estimator, **spec)
         chunks, tick, close = _row_progress(Xb, "smap")
         try:
             res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
@@ -525,6 +559,8 @@ def smap(
     results = _apply(X, y, dim, block_check("smap", core) if lazy else core, outputs, lazy)
     if not lazy:
         _check_results("smap", results[0], X, y, dim, excl, out_t)
+    if estimator is not None:  # fitted on the CPU, every neighbour found exactly
+        solver, backend = str(estimator), "cpu"
     attrs.update(theta=float(thetas[0]), knn=-1 if knn is None else knn, solver=solver,
                  alpha=alpha, backend=backend, **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs, {"coef": coef})

@@ -147,9 +147,11 @@ def surrogates(
 
     Returns
     -------
-    The same kind of object, with a leading ``surrogate`` dim on every series; attrs record
-    the method, its parameters and the seed (twin: the eps used and the share of states that
-    have a twin).
+    DataArray or Dataset
+        The same kind of object as ``data``: every series (each variable of a Dataset) with a
+        leading ``surrogate`` dim, ``(surrogate, *dims)``, and the coordinate
+        ``surrogate`` = 0..n-1.  ``attrs`` record the method, its parameters and the seed
+        (twin: the eps used and the share of states that have a twin).
 
     Raises
     ------

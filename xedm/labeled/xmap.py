@@ -106,15 +106,30 @@ def ccm(
 
     Returns
     -------
-    Dataset with ``rho`` (library, target[, Tp], lib_size): mean over samples; ``n_valid``
-    (library, target): the pair's valid library points; with ``keep_samples``,
-    ``rho_sample``.  With 3 or more lib_sizes, the convergence statistics of
-    :mod:`xedm.stats.convergence`: ``kendall_tau``, ``kendall_p`` (Kendall's tau of mean
-    rho against L, one-sided p for a rise), ``fisher_z``, ``fisher_p`` (Fisher z-test of rho
-    at the largest against the smallest L, n = n_valid predictions), and ``rho_ci``
-    (library, target[, Tp], lib_size, ci): a 95% bootstrap interval of the mean over the
-    samples.  With ``surrogates``: ``p_value`` (library, target[, Tp], lib_size) =
-    (1 + #{surrogate rho >= rho}) / (1 + n) and ``rho_null`` (..., lib_size, quantile).
+    Dataset
+        One variable per entry below (``[, Tp]``: with a list of Tp; extra dims of the data
+        lead), the coordinate ``E`` and the parameters in ``attrs``.
+    rho : (library, target[, Tp], lib_size)
+        Cross-map skill, the mean over the samples.
+    n_valid : (library, target)
+        The pair's valid library points.
+    rho_sample : (library, target[, Tp], lib_size, sample)
+        Every sample's rho (``keep_samples=True``).
+    kendall_tau, kendall_p : (library, target[, Tp])
+        With 3 or more lib_sizes: Kendall's tau of the mean rho against L and its one-sided
+        p-value for a rise (:mod:`xedm.stats.convergence`).
+    fisher_z, fisher_p : (library, target[, Tp])
+        With 3 or more lib_sizes: Fisher z-test of rho at the largest against the smallest L
+        (n = n_valid predictions), one-sided.
+    rho_ci : (library, target[, Tp], lib_size, ci)
+        With 3 or more lib_sizes: a 95% bootstrap interval of the mean over the samples
+        (``ci`` = low, high).
+    p_value : (library, target[, Tp], lib_size)
+        With ``surrogates``: (1 + #{surrogate rho >= rho}) / (1 + n), one-sided.
+    rho_null : (library, target[, Tp], lib_size, quantile)
+        With ``surrogates``: the quantiles of the surrogates' rho.
+    rho_surrogate : (library, target[, Tp], lib_size, surrogate)
+        Every surrogate's rho (``keep_null=True``).
 
     Raises
     ------
@@ -251,13 +266,24 @@ def xmap(
 
     Returns
     -------
-    Dataset with ``rho`` (library, target[, Tp]) and the coordinate ``E`` along ``target``;
-    with a list of Tp, ``best_Tp`` (library, target): the Tp of the highest rho.  With
-    ``surrogates``: ``p_value`` = (1 + #{surrogate rho >= rho}) / (1 + n) (one-sided, over
-    the surrogates whose rho is finite); ``q_value``: Benjamini-Hochberg over the
-    off-diagonal pairs of the whole map (separately at each Tp), so ``q_value <= 0.05``
-    keeps the expected share of false links among those flagged at 5%; ``rho_null``
-    (library, target[, Tp], quantile): the null's quantiles.
+    Dataset
+        One variable per entry below (``[, Tp]``: with a list of Tp; extra dims of the data
+        lead), the coordinate ``E`` along ``target`` and the parameters in ``attrs``.
+    rho : (library, target[, Tp])
+        Cross-map skill of the target from the library's manifold.
+    best_Tp : (library, target)
+        With a list of Tp: the Tp of the highest rho.
+    p_value : (library, target[, Tp])
+        With ``surrogates``: (1 + #{surrogate rho >= rho}) / (1 + n), one-sided, over the
+        surrogates whose rho is finite (``p_method="normal"``: the Fisher-z tail).
+    q_value : (library, target[, Tp])
+        With ``surrogates``: Benjamini-Hochberg over the off-diagonal pairs of the whole map
+        (separately at each Tp); ``q_value <= 0.05`` keeps the expected share of false links
+        among those flagged at 5%.
+    rho_null : (library, target[, Tp], quantile)
+        With ``surrogates``: the quantiles of the surrogates' rho.
+    rho_surrogate : (library, target[, Tp], surrogate)
+        Every surrogate's rho (``keep_null=True``).
 
     Raises
     ------

@@ -16,6 +16,8 @@ matplotlib is imported only when a function is called, so ``import xedm`` stays 
 :func:`recurrence_plot`        a recurrence matrix with RR and eps
 :func:`rqa_measures`           windowed RQA over time, or measures against the threshold
 :func:`rqa_histograms`         line-length histograms of one RQA result
+:func:`rqa_windows`            windowed RQA over time with the eps of each window
+:func:`recurrence_network`     degree and local clustering over time, clustering vs degree
 =============================  ===============================================================
 
 Direction convention (docs/conventions.md): a high cross-map skill at
@@ -33,6 +35,7 @@ from ._base import call_view
 from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
+from .rqa_views import recurrence_network, rqa_windows
 
 __all__ = [
     "arrow",
@@ -42,8 +45,10 @@ __all__ = [
     "cluster_order",
     "plot",
     "prediction",
+    "recurrence_network",
     "recurrence_plot",
     "rqa_histograms",
+    "rqa_windows",
     "rqa_measures",
     "skill",
     "smap_coefficients",
@@ -105,6 +110,7 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     ``ccm`` or ``xmap`` with a list of Tp          :func:`lag_plot`
     ``rqa``                                        :func:`rqa_measures` (Figure)
     ``recurrence_plot``                            :func:`recurrence_plot`
+    ``recurrence_network``                         :func:`recurrence_network` (Figure)
     ============================================  ===========================================
 
     Parameters

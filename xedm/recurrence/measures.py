@@ -41,7 +41,8 @@ def _line_stats(hist, lmin):
     return ratio, mean, lmax, entr
 
 
-def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2) -> dict:
+def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2,
+                 recurrent=None) -> dict:
     """Every RQA measure from the three histograms.
 
     Parameters
@@ -52,6 +53,9 @@ def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2)
         Number of points of the matrix (rows x columns), broadcast against ``(...)``.
     l_min, v_min, w_min : int
         Shortest diagonal, vertical and white vertical line counted as a line.
+    recurrent : array_like, optional
+        Recurrent points for RR (default: ``sum(l * vertical[l])``; give it when the
+        histograms leave some lines out, as the border correction does).
 
     Returns
     -------
@@ -70,7 +74,9 @@ def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2)
             raise ValueError(f"{name}={v} is invalid; it must be >= 1")
     vertical = np.asarray(vertical, np.uint64)
     lengths = np.arange(vertical.shape[-1], dtype=np.uint64)
-    recurrent = (vertical * lengths).sum(axis=-1, dtype=np.uint64)
+    if recurrent is None:
+        recurrent = (vertical * lengths).sum(axis=-1, dtype=np.uint64)
+    recurrent = np.asarray(recurrent, np.uint64)
     det, L, lmax, entr = _line_stats(diagonal, int(l_min))
     lam, tt, vmax, ventr = _line_stats(vertical, int(v_min))
     _, W, wmax, wentr = _line_stats(white, int(w_min))

@@ -32,7 +32,15 @@ from .significance import R_CLIP, nanmean
 
 def kendall(sizes, rho_mean) -> tuple[np.ndarray, np.ndarray]:
     """Kendall's tau-b of ``rho_mean`` (..., n_sizes) against ``sizes`` and its one-sided
-    (increasing) p-value, per leading index; NaN with fewer than 3 finite sizes."""
+    (increasing) p-value, per leading index; NaN with fewer than 3 finite sizes.
+
+    Returns
+    -------
+    tau : ndarray, shape (...)
+        Kendall's tau-b of mean rho against L, in [-1, 1].
+    p : ndarray, shape (...)
+        One-sided p-value of a rise of rho with L.
+    """
     from scipy.stats import kendalltau
 
     lead = rho_mean.shape[:-1]
@@ -51,7 +59,16 @@ def kendall(sizes, rho_mean) -> tuple[np.ndarray, np.ndarray]:
 
 def fisher(r_small, r_large, n) -> tuple[np.ndarray, np.ndarray]:
     """Fisher z of rho at the largest against the smallest L with n predictions each, and
-    its one-sided p-value (see the module doc); NaN where n <= 3 or a rho is NaN."""
+    its one-sided p-value (see the module doc); NaN where n <= 3 or a rho is NaN.
+
+    Returns
+    -------
+    z : ndarray
+        ``(atanh(r_large) - atanh(r_small)) / sqrt(2 / (n - 3))``, the broadcast shape of the
+        arguments.
+    p : ndarray
+        One-sided p-value ``P(Z >= z)``, the same shape.
+    """
     from scipy.stats import norm
 
     a = np.arctanh(np.clip(r_small, -R_CLIP, R_CLIP))
@@ -64,7 +81,14 @@ def fisher(r_small, r_large, n) -> tuple[np.ndarray, np.ndarray]:
 
 def bootstrap_ci(rho_s, seed: int, n_boot: int = 1000, level: float = 0.95,
                  chunk: int = 4096) -> np.ndarray:
-    """(..., n_sizes, 2): percentile interval of the mean over samples (module doc)."""
+    """Percentile bootstrap interval of the mean of ``rho_s`` (..., n_sizes, samples) over
+    samples (module doc).
+
+    Returns
+    -------
+    ndarray, shape (..., n_sizes, 2)
+        The interval's low and high ends at ``level`` (NaN where no sample is finite).
+    """
     S = rho_s.shape[-1]
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, S, (n_boot, S))
@@ -89,6 +113,13 @@ def bootstrap_ci(rho_s, seed: int, n_boot: int = 1000, level: float = 0.95,
 def convergence(rho_s, sizes, n_pred, seed: int, n_boot: int = 1000,
                 level: float = 0.95) -> dict[str, np.ndarray]:
     """All the statistics of the module doc for ``rho_s`` (..., n_sizes, samples).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``kendall_tau``, ``kendall_p``, ``fisher_z``, ``fisher_p`` of shape (...) and
+        ``rho_ci`` of shape (..., n_sizes, 2): see :func:`kendall`, :func:`fisher` and
+        :func:`bootstrap_ci`.
 
     Examples
     --------

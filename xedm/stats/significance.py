@@ -27,7 +27,19 @@ def nanmean(a, axis=-1):
 def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
     """Per row of ``null`` (M, n): the count of finite surrogate rho >= ``obs`` (M,), the
     count of finite surrogate rho, the null's quantiles (M, nq) (NaN ignored), and the mean
-    and standard deviation (M,) of the null's Fisher z = atanh(rho)."""
+    and standard deviation (M,) of the null's Fisher z = atanh(rho).
+
+    Returns
+    -------
+    count_ge : ndarray of int, shape (M,)
+        Finite surrogate rho at or above ``obs``.
+    n_finite : ndarray of int, shape (M,)
+        Finite surrogate rho.
+    quantiles : ndarray, shape (M, nq)
+        The null's quantiles (NaN where no surrogate rho is finite).
+    z_mean, z_sd : ndarray, shape (M,)
+        Mean and standard deviation of the null's atanh(rho).
+    """
     fin = np.isfinite(null)
     ge = np.sum(fin & (null >= obs[:, None]), axis=1)
     nfin = fin.sum(axis=1)
@@ -48,7 +60,13 @@ def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
 
 
 def p_values(obs, count_ge, n_finite) -> np.ndarray:
-    """``(1 + count_ge) / (1 + n_finite)``, NaN where ``obs`` is NaN or no null is finite."""
+    """``(1 + count_ge) / (1 + n_finite)``, NaN where ``obs`` is NaN or no null is finite.
+
+    Returns
+    -------
+    ndarray
+        One-sided empirical p-values, in [1 / (1 + n_finite), 1], the shape of ``obs``.
+    """
     obs = np.asarray(obs, np.float64)
     n_finite = np.asarray(n_finite)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -61,7 +79,14 @@ def normal_p_values(obs, z_mean, z_sd) -> np.ndarray:
     ``P(Z >= (atanh(rho) - mean) / sd)`` with the surrogates' mean and sd of atanh(rho).
     Not limited to ``1 / (1 + n)``: the tail is extrapolated, which is what lets a large map
     pass a false-discovery control with a moderate number of surrogates; it assumes the
-    null's Fisher z is close to normal (check the calibration on your own null data)."""
+    null's Fisher z is close to normal (check the calibration on your own null data).
+
+    Returns
+    -------
+    ndarray
+        One-sided p-values in [0, 1], the shape of ``obs``; NaN where the score is not
+        finite (``obs`` NaN, the null's sd zero or NaN).
+    """
     from scipy.stats import norm
 
     z = np.arctanh(np.clip(np.asarray(obs, np.float64), -R_CLIP, R_CLIP))
@@ -76,6 +101,11 @@ def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
     ``q_(i) = min_{j >= i} p_(j) m / j`` over the m finite p-values of the family sorted
     ascending, capped at 1; other entries are NaN.  A pair is a discovery at FDR alpha when
     ``q <= alpha``.
+
+    Returns
+    -------
+    ndarray
+        q-values, the shape of ``p``: in [0, 1] on the family's finite p-values, NaN elsewhere.
 
     Examples
     --------

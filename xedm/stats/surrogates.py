@@ -83,7 +83,15 @@ def check_options(method: str, given, where: str = "") -> None:
 
 def check_method(method, *, period=None, block_length=None, E=2, tau=1, recurrence_rate=0.1,
                  eps=None, harmonics=3, norm="euclidean") -> dict:
-    """Validate the method and its parameters; returns the parameters the method uses."""
+    """Validate the method and its parameters; returns the parameters the method uses.
+
+    Returns
+    -------
+    dict
+        The method's parameters, checked (``{}`` for ebisuzaki and shuffle; ``period`` and
+        ``harmonics`` for seasonal; ``block_length`` for block; ``E``, ``tau``, ``norm`` and
+        ``recurrence_rate`` or ``eps`` for twin).
+    """
     from ..core import validate as v
 
     if not isinstance(method, str) or method not in METHODS:

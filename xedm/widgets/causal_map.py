@@ -124,5 +124,6 @@ class CausalMapExplorer(Explorer):
                         "kind='causal_map', for the picked pair's convergence)")
             return "pick two different series"
         plot.ccm_convergence(results["ccm"], ax=ax_c)
+        ax_c.set_ylabel("ρ")  # the map's colour bar beside it already names the skill
         rho = float(cmap.rho.sel(library=p["library"], target=p["target"]))
         return f"{plot.arrow(p['library'], p['target'])}: xmap ρ = {rho:.3f}"

@@ -6,6 +6,9 @@ from typing import Any
 
 from .base import Explorer, State, _series_data, _slider
 
+#: time steps of the forecast panel (the last ones): more would draw a solid band
+ZOOM = 150
+
 
 class ForecastState(State):
     """Forecasting: skill vs E, skill vs theta, and the forecast at the chosen parameters.
@@ -109,8 +112,13 @@ class ForecastExplorer(Explorer):
         ax_e.axvline(p["E"], color="0.5", ls="--", lw=1)
         plot.skill(results["skill_theta"], ax=ax_t)
         ax_t.axvline(p["theta"], color="0.5", ls="--", lw=1)
-        plot.prediction(results["forecast"], ax=ax_f)
         f = results["forecast"]
+        # a long forecast drawn whole is a solid band: show its last ZOOM steps
+        tdim = f.prediction.dims[-1]
+        shown = f.isel({tdim: slice(-ZOOM, None)}) if f.sizes[tdim] > ZOOM else f
+        plot.prediction(shown, ax=ax_f)
+        if shown is not f:
+            ax_f.set_title(f"{ax_f.get_title()} (last {ZOOM} of {f.sizes[tdim]} steps)".strip())
         return (f"{p['method']} E={p['E']}, τ={p['tau']}, Tp={p['Tp']}"
                 + (f", θ={p['theta']:g}" if p["method"] == "smap" else "")
                 + f": ρ = {float(f.rho):.3f}, MAE = {float(f.mae):.3g}; best E = "

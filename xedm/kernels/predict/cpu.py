@@ -3,6 +3,7 @@
 Signatures shared with the GPU twins (:mod:`xedm.kernels.predict.gpu`)::
 
     simplex_predict(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions
+    simplex_predict_var(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions, (B, P) variances
     simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
                   y, Tp) -> (nE, B, P) predictions
 
@@ -21,6 +22,48 @@ from ..knn.cpu_common import CHUNK, _chunk_distances, _insert_at, _row_wanted, _
 from .constants import D_MIN, SWEEP_MAX_E
 
 
+@njit(inline="always", cache=True, fastmath=FASTMATH_STRICT)
+def _simplex_row(idx, dist, ok, y, k, Tp, b, pi, want_var):
+    """(prediction, variance) of row (b, pi): the first k entries valid in ``ok``; the
+    variance (only when ``want_var``) is ``sum w_i (y_i - pred)^2 / sum w_i`` (pyEDM's
+    Pred_Variance), a second pass over the same entries."""
+    depth = idx.shape[2]
+    m = 0
+    dmin = 1.0
+    wsum = 0.0
+    acc = 0.0
+    last = -1
+    for j in range(depth):
+        q = idx[b, pi, j]
+        if q < 0:
+            break
+        if not ok[b, q]:
+            continue
+        if m == 0:
+            dmin = max(dist[b, pi, j], D_MIN)
+        w = np.exp(-dist[b, pi, j] / dmin)
+        wsum += w
+        acc += w * y[b, q + Tp]
+        m += 1
+        last = j
+        if m == k:
+            break
+    if m == 0:
+        return np.nan, np.nan
+    pred = acc / wsum
+    var = np.nan
+    if want_var:
+        sq = 0.0
+        for j in range(last + 1):
+            q = idx[b, pi, j]
+            if not ok[b, q]:
+                continue
+            w = np.exp(-dist[b, pi, j] / dmin)
+            sq += w * (y[b, q + Tp] - pred) ** 2
+        var = sq / wsum
+    return pred, var
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def simplex_predict(idx, dist, ok, y, k_list, Tp):
     """Simplex projection from neighbour tables: each row uses its first k_list[b] entries
@@ -35,28 +78,23 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
     for task in prange(B * P):
         b = task // P
         pi = task - b * P
-        k = k_list[b]
-        m = 0
-        dmin = 1.0
-        wsum = 0.0
-        acc = 0.0
-        for j in range(depth):
-            q = idx[b, pi, j]
-            if q < 0:
-                break
-            if not ok[b, q]:
-                continue
-            if m == 0:
-                dmin = max(dist[b, pi, j], D_MIN)
-            w = np.exp(-dist[b, pi, j] / dmin)
-            wsum += w
-            acc += w * y[b, q + Tp]
-            m += 1
-            if m == k:
-                break
-        if m > 0:
-            pred[b, pi] = acc / wsum
+        pred[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, False)[0]
     return pred
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def simplex_predict_var(idx, dist, ok, y, k_list, Tp):
+    """:func:`simplex_predict` and the weighted variance of the neighbours' targets about
+    each prediction, ``sum w_i (y_i - pred)^2 / sum w_i`` (pyEDM's Pred_Variance): two
+    (B, P) arrays, NaN without neighbours."""
+    B, P, depth = idx.shape
+    pred = np.full((B, P), np.nan)
+    var = np.full((B, P), np.nan)
+    for task in prange(B * P):
+        b = task // P
+        pi = task - b * P
+        pred[b, pi], var[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, True)
+    return pred, var
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)

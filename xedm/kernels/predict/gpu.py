@@ -5,6 +5,7 @@ Imported only for ``backend="gpu"``.  Same signatures as the CPU kernels; NumPy 
 arrays in, NumPy arrays out::
 
     simplex_predict(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions
+    simplex_predict_var(idx, dist, ok, y, k_list, Tp) -> (B, P) predictions, (B, P) variances
     simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
                   y, Tp) -> (nE, B, P) predictions
     skill_rows(observed (R, N), predicted (R, N)) -> rho, mae, rmse (R,) float64, n (R,) int64
@@ -50,6 +51,48 @@ extern "C" __global__ void simplex_predict(
         if (m == k) break;
     }
     pred[r] = m > 0 ? acc / wsum : CUDART_NAN;
+}
+
+// simplex_predict plus the weighted variance of the targets about the prediction
+// (pyEDM's Pred_Variance): a second pass over the same entries
+extern "C" __global__ void simplex_predict_var(
+    const long long* __restrict__ idx, const double* __restrict__ dist,
+    const unsigned char* __restrict__ ok, const double* __restrict__ y,
+    const long long* __restrict__ k_list, const long long B, const long long P,
+    const long long depth, const long long T, const long long Tp, double* __restrict__ pred,
+    double* __restrict__ var)
+{
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= B * P) return;
+    const long long b = r / P;
+    const long long k = k_list[b];
+    long long m = 0, last = -1;
+    double dmin = 1.0, wsum = 0.0, acc = 0.0;
+    for (long long j = 0; j < depth; ++j) {
+        const long long q = idx[r * depth + j];
+        if (q < 0) break;
+        if (!ok[b * T + q]) continue;
+        const double d = dist[r * depth + j];
+        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
+        const double w = exp(-d / dmin);
+        wsum = wsum + w;
+        acc = acc + w * y[b * T + q + Tp];
+        m += 1;
+        last = j;
+        if (m == k) break;
+    }
+    if (m == 0) { pred[r] = CUDART_NAN; var[r] = CUDART_NAN; return; }
+    const double p = acc / wsum;
+    double sq = 0.0;
+    for (long long j = 0; j <= last; ++j) {
+        const long long q = idx[r * depth + j];
+        if (!ok[b * T + q]) continue;
+        const double w = exp(-dist[r * depth + j] / dmin);
+        const double e = y[b * T + q + Tp] - p;
+        sq = sq + w * (e * e);
+    }
+    pred[r] = p;
+    var[r] = sq / wsum;
 }
 
 __device__ __forceinline__ int pow2_exponent(double m) {
@@ -108,8 +151,9 @@ def _kernel(name):
     return _module(("predict",), "#include <math_constants.h>\n" + _PREDICT).get_function(name)
 
 
-def predict_device(idx, dist, ok, y, k_list, Tp):
-    """:func:`simplex_predict` on the device: a CuPy (B, P) array."""
+def _launch(name, idx, dist, ok, y, k_list, Tp, n_out):
+    """Run table kernel ``name`` (simplex_predict or simplex_predict_var): ``n_out`` CuPy
+    (B, P) outputs."""
     import cupy as cp
 
     idx = cp.ascontiguousarray(cp.asarray(idx, dtype=cp.int64))
@@ -119,13 +163,25 @@ def predict_device(idx, dist, ok, y, k_list, Tp):
     k_list = cp.ascontiguousarray(cp.asarray(k_list, dtype=cp.int64))
     B, P, depth = idx.shape
     T = y.shape[-1]
-    pred = cp.empty((B, P), cp.float64)
+    outs = tuple(cp.empty((B, P), cp.float64) for _ in range(n_out))
     if B * P:
         i64 = np.int64
-        _kernel("simplex_predict")(((B * P + 255) // 256,), (256,),
-                                   (idx, dist, ok, y, k_list, i64(B), i64(P), i64(depth),
-                                    i64(T), i64(Tp), pred))
-    return pred
+        _kernel(name)(((B * P + 255) // 256,), (256,),
+                      (idx, dist, ok, y, k_list, i64(B), i64(P), i64(depth), i64(T), i64(Tp),
+                       *outs))
+    return outs
+
+
+def predict_device(idx, dist, ok, y, k_list, Tp):
+    """:func:`simplex_predict` on the device: a CuPy (B, P) array."""
+    return _launch("simplex_predict", idx, dist, ok, y, k_list, Tp, 1)[0]
+
+
+def simplex_predict_var(idx, dist, ok, y, k_list, Tp):
+    """Simplex predictions and their variances (see :func:`xedm.kernels.predict.cpu.
+    simplex_predict_var`): idx/dist (B, P, depth), ok/y (B, T), k_list (B,) -> two (B, P)."""
+    pred, var = _launch("simplex_predict_var", idx, dist, ok, y, k_list, Tp, 2)
+    return pred.get(), var.get()
 
 
 def simplex_predict(idx, dist, ok, y, k_list, Tp):

@@ -240,3 +240,179 @@ def upper_distances(X, cvar, coff, cchan, nch, norm, prob, out):
             for b in range(bn):
                 v = acc[ch, b]
                 out[ch, base + b] = np.sqrt(v) if norm == 0 else v
+
+
+@njit(**_FLAGS)
+def _recurs(A, ra, sa, i, B, rb, sb, j, cvar, coff, cchan, nch, thr, kk, norm, acc):
+    """Whether state i of A and state j of B recur for threshold kk (every channel)."""
+    _distances(A, ra, sa, i, B, rb, sb, j, 1, cvar, coff, cchan, norm, acc)
+    for ch in range(nch):
+        if not acc[ch, 0] < thr[kk, ch]:
+            return False
+    return True
+
+
+@njit(parallel=True, **_FLAGS)
+def column_extents(X, Y, cvar, coff, cchan, nch, thr, norm, prob, out):
+    """Per matrix p, threshold kk and column j: ``out[p, kk, j]`` = (first recurrent row,
+    last row of the first run, first row of the last run, last recurrent row), all -1 in a
+    column without recurrence.  Each scan stops at the first change, so a column costs
+    about its border runs' lengths, not its height."""
+    nprob, K = out.shape[0], out.shape[1]
+    nbmax = out.shape[2]
+    for q in prange(nprob * nbmax):
+        p = q // nbmax
+        j = q - p * nbmax
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        if j >= nb:
+            continue
+        acc = np.empty((nch, 1))
+        th = thr[p]
+        for kk in range(K):
+            first = -1
+            for i in range(na):
+                if _recurs(X, arow, astart, i, Y, brow, bstart, j, cvar, coff, cchan, nch,
+                           th, kk, norm, acc):
+                    first = i
+                    break
+            if first < 0:
+                for c in range(4):
+                    out[p, kk, j, c] = -1
+                continue
+            end1 = first
+            while end1 + 1 < na and _recurs(X, arow, astart, end1 + 1, Y, brow, bstart, j,
+                                            cvar, coff, cchan, nch, th, kk, norm, acc):
+                end1 += 1
+            last = na - 1
+            while not _recurs(X, arow, astart, last, Y, brow, bstart, j, cvar, coff, cchan,
+                              nch, th, kk, norm, acc):
+                last -= 1
+            start2 = last
+            while start2 - 1 >= 0 and _recurs(X, arow, astart, start2 - 1, Y, brow, bstart, j,
+                                              cvar, coff, cchan, nch, th, kk, norm, acc):
+                start2 -= 1
+            out[p, kk, j, 0] = first
+            out[p, kk, j, 1] = end1
+            out[p, kk, j, 2] = start2
+            out[p, kk, j, 3] = last
+
+
+@njit(parallel=True, **_FLAGS)
+def diagonal_border_runs(X, Y, cvar, coff, cchan, nch, thr, norm, prob, symmetric, theiler,
+                         out):
+    """The runs of every diagonal that touch the matrix border: ``out[p, kk, d]`` = (length of
+    the run starting at the diagonal's first point, length of the run ending at its last
+    point, weight), 0 where that point does not recur; a diagonal recurrent from end to end
+    gives one run (the second length 0).  Diagonals ``d`` are those the histograms count:
+    symmetric: ``k = d`` for ``max(theiler, 1) <= k < na`` (weight 2, both triangles) and
+    ``k = 0`` when ``theiler == 0`` (weight 1); otherwise ``j - i = d`` for ``0 <= d < nb``
+    then ``i - j = d - nb + 1`` for ``1 <= i - j < na`` (weight 1)."""
+    nprob, K, ndiag = out.shape[0], out.shape[1], out.shape[2]
+    for q in prange(nprob * ndiag):
+        p = q // ndiag
+        d = q - p * ndiag
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        k, lower, w = d, False, 0
+        if symmetric:
+            if d == 0:
+                w = 1 if theiler == 0 else 0
+            elif theiler <= d < na:
+                w = 2
+        elif d < nb:
+            w = 1
+        else:
+            k, lower = d - nb + 1, True
+            w = 1 if k < na else 0
+        for kk in range(K):
+            out[p, kk, d, 0] = 0
+            out[p, kk, d, 1] = 0
+            out[p, kk, d, 2] = w
+        if w == 0:
+            continue
+        length = min(na, nb - k) if not lower else min(nb, na - k)
+        acc = np.empty((nch, 1))
+        th = thr[p]
+        for kk in range(K):
+            lead = 0
+            while lead < length:
+                i, j = (lead, lead + k) if not lower else (lead + k, lead)
+                if not _recurs(X, arow, astart, i, Y, brow, bstart, j, cvar, coff, cchan, nch,
+                               th, kk, norm, acc):
+                    break
+                lead += 1
+            trail = 0
+            if lead < length:
+                while trail < length:
+                    s = length - 1 - trail
+                    i, j = (s, s + k) if not lower else (s + k, s)
+                    if not _recurs(X, arow, astart, i, Y, brow, bstart, j, cvar, coff, cchan,
+                                   nch, th, kk, norm, acc):
+                        break
+                    trail += 1
+            out[p, kk, d, 0] = lead
+            out[p, kk, d, 1] = trail
+
+
+@njit(parallel=True, **_FLAGS)
+def row_kth_distances(X, cvar, coff, cchan, norm, prob, k, out):
+    """out[p, i] = the k-th smallest (0-based; state i itself, at 0, included) distance of
+    row i of self-recurrence problem p (squared for the Euclidean norm)."""
+    nprob, nmax = out.shape
+    for q in prange(nprob * nmax):
+        p = q // nmax
+        i = q - p * nmax
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        if i >= na:
+            continue
+        acc = np.empty((1, na))
+        _distances(X, arow, astart, i, X, arow, astart, 0, na, cvar, coff, cchan, norm, acc)
+        out[p, i] = np.partition(acc[0], k)[k]
+
+
+@njit(parallel=True, **_FLAGS)
+def row_threshold_histograms(X, cvar, coff, cchan, norm, prob, rowthr, theiler, hd, hv, hw):
+    """Line histograms of self-recurrence matrices with one threshold per row,
+    ``R[i, j] = d(v_i, v_j) < rowthr[p, i]`` (not symmetric): one sweep down the rows per
+    matrix, every diagonal of both triangles (``|j - i| < theiler`` left out; the line of
+    identity once when ``theiler == 0``) and every column tracked at once."""
+    for p in prange(prob.shape[0]):
+        arow, astart, na, brow, bstart, nb, hoff_d, hoff_v = prob[p]
+        acc = np.empty((1, na))
+        dcur = np.zeros(2 * na, np.uint8)
+        dstart = np.zeros(2 * na, np.int64)
+        vcur = np.zeros(na, np.uint8)
+        vstart = np.zeros(na, np.int64)
+        for i in range(na):
+            _distances(X, arow, astart, i, X, arow, astart, 0, na, cvar, coff, cchan, norm,
+                       acc)
+            t = rowthr[p, i]
+            for j in range(na):
+                b = 1 if acc[0, j] < t else 0
+                if b != vcur[j]:
+                    length = i - vstart[j]
+                    if vcur[j]:
+                        hv[p, length] += 1
+                    elif length > 0:
+                        hw[p, length] += 1
+                    vcur[j] = b
+                    vstart[j] = i
+                d = j - i
+                if (d < theiler and -d < theiler) and not (theiler == 0 and d == 0):
+                    continue
+                di = d + na - 1
+                if b != dcur[di]:
+                    if dcur[di]:
+                        hd[p, i - dstart[di]] += 1
+                    dcur[di] = b
+                    dstart[di] = i
+        for j in range(na):
+            length = na - vstart[j]
+            if vcur[j]:
+                hv[p, length] += 1
+            elif length > 0:
+                hw[p, length] += 1
+        for di in range(2 * na - 1):
+            if dcur[di]:
+                d = di - (na - 1)
+                end = na - d if d > 0 else na  # one past the diagonal's last row
+                hd[p, end - dstart[di]] += 1

@@ -29,10 +29,11 @@ from ...core import validate as v
 from .assemble import assemble
 from .compute import lazy_measures, measures
 from .inputs import prepare
+from .network import recurrence_network
 from .plan import make_plan
 from .plot import recurrence_plot
 
-__all__ = ["recurrence_plot", "rqa"]
+__all__ = ["recurrence_network", "recurrence_plot", "rqa"]
 
 
 @v.renamed("dim", "time_dim", "the time dimension")
@@ -41,7 +42,8 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         w_min: int = 2, other=None, joint=None, joint_eps=None, joint_recurrence_rate=None,
         window: int | None = None, step: int | None = None, time_dim: str | None = None,
         backend: str | None = None, tile: int | None = None, histograms: bool | None = None,
-        eps_method: str = "auto", progress: bool | None = None) -> xr.Dataset:
+        eps_method: str = "auto", progress: bool | None = None, border: str = "keep",
+        recurrence_times: bool = False, neighbors_per_state: int | None = None) -> xr.Dataset:
     """Recurrence quantification analysis, exact and matrix-free.
 
     Parameters
@@ -90,12 +92,26 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         Return the three line-length histograms (default: True without ``window``).
     progress : bool, optional
         Show a progress bar when the work comes in several batches.
+    border : {"keep", "drop"}, default "keep"
+        ``"drop"``: leave the lines touching the border of the matrix (censored lines) out
+        of the three histograms and every measure made of them (the CRP toolbox's border
+        correction, Kraemer & Marwan 2019, "dibo"); RR still counts every point.
+    recurrence_times : bool, default False
+        Also return ``T1`` and ``T2`` (mean recurrence times of the first and second type,
+        Gao & Cai 2000) and ``RTE`` (recurrence time entropy); see docs/rqa.md.
+    neighbors_per_state : int, optional
+        Instead of ``eps`` / ``recurrence_rate``, the fixed-amount-of-neighbours threshold:
+        ``R[i, j] = d(v_i, v_j) < eps_i`` with ``eps_i`` the distance of rank ``k``
+        (0-based, state i itself at 0) of row i, so each row holds k recurrent points (no
+        ties).  The matrix is not symmetric (both triangles' diagonals counted); self
+        recurrence, one threshold, CPU only.
 
     Returns
     -------
     Dataset
         ``RR, DET, L, L_max, DIV, ENTR, LAM, TT, V_max, V_ENTR, W, W_max, W_ENTR`` (float64,
-        NaN over an empty histogram); with ``histograms``, ``diagonal_lines``,
+        NaN over an empty histogram), ``T1, T2, RTE`` with ``recurrence_times``; with
+        ``histograms``, ``diagonal_lines``,
         ``vertical_lines`` and ``white_vertical_lines`` (uint64) over ``line_length``;
         ``eps`` (``joint_eps``) when a recurrence rate set the threshold of ``data``
         (``joint``); parameters in ``attrs``, with ``eps`` and ``joint_eps`` when each is one
@@ -130,7 +146,9 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
     p = make_plan(X, Y, dim, kind, E, tau, norm, theiler=theiler, l_min=l_min, v_min=v_min,
                   w_min=w_min, eps=eps, recurrence_rate=recurrence_rate, joint_eps=joint_eps,
                   joint_recurrence_rate=joint_recurrence_rate, eps_method=eps_method,
-                  tile=tile, backend=backend, window=window, step=step, histograms=histograms)
+                  tile=tile, backend=backend, window=window, step=step, histograms=histograms,
+                  border=border, recurrence_times=recurrence_times,
+                  neighbors_per_state=neighbors_per_state)
     lazy = X.chunks is not None or (Y is not None and Y.chunks is not None)
     if lazy:  # one task per chunk of the other dims; the value checks run in the tasks
         meas, hists, eps_used = lazy_measures(X, Y, p)

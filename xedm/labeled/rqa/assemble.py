@@ -16,6 +16,9 @@ DOC_MEASURES = {
     "V_ENTR": "Shannon entropy of vertical line lengths",
     "W": "mean white vertical line length", "W_max": "longest white vertical line",
     "W_ENTR": "Shannon entropy of white vertical line lengths",
+    "T1": "mean recurrence time of the first type (every recurrent point)",
+    "T2": "mean recurrence time of the second type (first point of each vertical line)",
+    "RTE": "recurrence time entropy (white vertical lines off the border)",
 }
 
 
@@ -81,8 +84,10 @@ def assemble(X, p, meas, hists, eps_used, lazy, used_method):
              "norm": p.norm,
              "theiler": p.theiler if kind != "cross" else 0, "l_min": p.l_min,
              "v_min": p.v_min, "w_min": p.w_min, "backend": p.backend,
-             "n_states": int(p.n_states)}
-    if not xs.is_list:
+             "n_states": int(p.n_states), "border": p.border}
+    if p.neighbors_per_state is not None:
+        attrs["neighbors_per_state"] = int(p.neighbors_per_state)
+    elif not xs.is_list:
         attrs[xs.name] = float(xs.values[0])
         if xs.is_rate and "eps" in found and found["eps"][0].size == 1 and not lazy:
             attrs["eps"] = float(found["eps"][0].ravel()[0])

@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ...recurrence.measures import MEASURES, rqa_measures
+from ...recurrence.fan import neighbor_line_histograms
+from ...recurrence.measures import rqa_measures
 from ...recurrence.recurrence import line_histograms, unit_scale
+from ...recurrence.times import corrected
 from ..inputs import counter_bar, one_time_chunk
 from .inputs import VAR, checked, problem
 from .thresholds import eps_matrix
@@ -30,7 +32,8 @@ def measures(xa, ya, p, show):
     per_group = max(1, int(1e6 // (K * (na + 1))))
     pairs = [(b, s) for b in range(nbatch) for s in range(nwin)]
     groups = [pairs[i:i + per_group] for i in range(0, len(pairs), per_group)]
-    meas = {m: np.empty((nbatch, nwin, K)) for m in MEASURES}
+    names = p.measure_names
+    meas = {m: np.empty((nbatch, nwin, K)) for m in names}
     hists = ({k: np.zeros((nbatch, K, na + 1), np.uint64) for k in HIST} if p.histograms
              else None)
     eps_used = np.empty((nbatch, nwin, K, nch))
@@ -42,16 +45,22 @@ def measures(xa, ya, p, show):
     for group, group_cells in zip(groups, cells, strict=True):
         prob = problem(xa, ya, kind, E, tau, p.theiler, [(b, p.starts[w]) for b, w in group],
                        p.width_x, p.width_y)
-        e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
-                                    exps[[b for b, _ in group]])
         advance = _advance(bar, group_cells)
-        h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance)
+        if p.neighbors_per_state is not None:  # every row its own eps: one kernel
+            h = neighbor_line_histograms(prob, p.neighbors_per_state, p.norm, p.theiler)
+            e, times = np.full((len(group), 1, 1), np.nan), None
+        else:
+            e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
+                                        exps[[b for b, _ in group]])
+            h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance)
+            h, times = corrected(prob, e, p.norm, h, p.border, p.recurrence_times)
         advance(1.0)
         n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
         m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, p.l_min, p.v_min,
-                         p.w_min)
+                         p.w_min, recurrent=h["recurrent"])
+        m.update(times or {})
         for i, (b, w) in enumerate(group):
-            for name in MEASURES:
+            for name in names:
                 meas[name][b, w] = m[name][i]
             eps_used[b, w] = np.ldexp(e[i], exps[b])  # in the data's unit
             if p.histograms:
@@ -73,25 +82,26 @@ def lazy_measures(X, Y, p):
         args.append(one_time_chunk(Y, ydim, "rqa", shown=dim).chunk({VAR: -1}))
         core.append([VAR, ydim])
     hist_names = list(HIST) if histograms else []
+    names = p.measure_names
 
     def block(xa, ya=None):
         lead = xa.shape[:-2]
         meas, hists, eps_used, _ = measures(xa, ya, p, False)
-        outs = ([meas[m] for m in MEASURES] + [hists[k] for k in hist_names] + [eps_used])
+        outs = ([meas[m] for m in names] + [hists[k] for k in hist_names] + [eps_used])
         return tuple(o.reshape(lead + o.shape[1:]) for o in outs)
 
     w, k, ln, c = "__rqa_window", "__rqa_k", "__rqa_length", "__rqa_channel"
-    out_dims = [[w, k]] * len(MEASURES) + [[k, ln]] * len(hist_names) + [[w, k, c]]
+    out_dims = [[w, k]] * len(names) + [[k, ln]] * len(hist_names) + [[w, k, c]]
     res = xr.apply_ufunc(
         block, *args, input_core_dims=core, output_core_dims=out_dims, dask="parallelized",
-        output_dtypes=[np.float64] * len(MEASURES) + [np.uint64] * len(hist_names)
+        output_dtypes=[np.float64] * len(names) + [np.uint64] * len(hist_names)
         + [np.float64], dask_gufunc_kwargs={"output_sizes": {w: nwin, k: K, c: nch} | (
             {ln: na + 1} if histograms else {})})
     nbatch = int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64))
     flat = [r.transpose(*batch_dims, *dims).data.reshape((nbatch,) + r.shape[len(batch_dims):])
             for r, dims in zip(res, out_dims, strict=True)]
-    meas = dict(zip(MEASURES, flat[:len(MEASURES)], strict=True))
-    hists = (dict(zip(hist_names, flat[len(MEASURES):-1], strict=True)) if histograms
+    meas = dict(zip(names, flat[:len(names)], strict=True))
+    hists = (dict(zip(hist_names, flat[len(names):-1], strict=True)) if histograms
              else None)
     return meas, hists, flat[-1]
 

@@ -11,6 +11,7 @@ from ...core import validate as v
 from ...core.validate import check_bool
 from ...memory import check_memory, check_work
 from ...recurrence.measures import MEASURES
+from ...recurrence.times import BORDERS, TIMES
 from ..inputs import time_index
 from .inputs import VAR, too_short
 from .thresholds import check_eps_method, threshold_specs
@@ -50,6 +51,13 @@ class Plan:
     histograms: bool
     batch_dims: list
     nbatch: int
+    border: str = "keep"
+    recurrence_times: bool = False
+    neighbors_per_state: int | None = None
+
+    @property
+    def measure_names(self) -> tuple:
+        return MEASURES + (TIMES if self.recurrence_times else ())
 
     @property
     def na(self) -> int:
@@ -74,7 +82,8 @@ class Plan:
 
 def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, eps,
               recurrence_rate, joint_eps, joint_recurrence_rate, eps_method, tile, backend,
-              window, step, histograms) -> Plan:
+              window, step, histograms, border="keep", recurrence_times=False,
+              neighbors_per_state=None) -> Plan:
     """Check the parameters of :func:`rqa` (after :func:`~.inputs.prepare`), in its order, and
     refuse a call too big to run."""
     from ...kernels import resolve_backend
@@ -82,11 +91,21 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
     theiler = v.check_int("theiler", theiler, 0)
     for name, value in (("l_min", l_min), ("v_min", v_min), ("w_min", w_min)):
         v.check_int(name, value, 1)
-    xs, ys = threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind)
+    fan = _check_fan(neighbors_per_state, eps, recurrence_rate, kind, backend)
+    xs, ys = threshold_specs(1.0 if fan else eps, recurrence_rate, joint_eps,
+                             joint_recurrence_rate, kind)
     check_eps_method(eps_method)
     if tile is not None:
         tile = v.check_int("tile", tile, 1)
-    backend = resolve_backend(backend)
+    backend = "cpu" if fan else resolve_backend(backend)
+    if border not in BORDERS:
+        raise ValueError(f"border={border!r} is invalid; choose 'keep' (every line, as pyrqa "
+                         "and pyunicorn) or 'drop' (leave out the lines touching the border)")
+    recurrence_times = check_bool("recurrence_times", recurrence_times)
+    if fan and (border != "keep" or recurrence_times):
+        raise ValueError("neighbors_per_state= gives every state its own eps; border='drop' "
+                         "and recurrence_times=True need one eps per matrix: use eps= or "
+                         "recurrence_rate= for them")
     index = time_index(X, dim)
     T = X.sizes[dim]
     Ty = Y.sizes[Y.dims[-1]] if Y is not None else T
@@ -97,6 +116,9 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
         raise ValueError(f"theiler={theiler} leaves no diagonal line: {where} gives {n_states} "
                          f"states and the Theiler window drops every pair with |i - j| < "
                          f"theiler; use theiler < {n_states}")
+    if fan is not None and fan >= n_states:
+        raise ValueError(f"neighbors_per_state={fan} must be smaller than the number of "
+                         f"states ({n_states}): each row holds that many recurrent points")
     histograms = window is None if histograms is None else check_bool("histograms", histograms)
     batch_dims = [d for d in X.dims if d not in (VAR, dim)]
     if kind == "cross":
@@ -105,9 +127,25 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
         width_x, width_y = width_y, width_x
     p = Plan(dim, kind, E, tau, norm, theiler, l_min, v_min, w_min, xs, ys, eps_method, tile,
              backend, index, window, step, starts, width_x, width_y, n_states, histograms,
-             batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)))
+             batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)),
+             border, recurrence_times, fan)
     check_cost(p.nbatch, p.nwin, p.na, p.nb, p.K, p.nch, histograms)
     return p
+
+
+def _check_fan(k, eps, recurrence_rate, kind, backend):
+    """neighbors_per_state checked (None when not given)."""
+    if k is None:
+        return None
+    k = v.check_int("neighbors_per_state", k, 1)
+    if eps is not None or recurrence_rate is not None:
+        raise ValueError("neighbors_per_state= is the threshold (each state's own eps): give "
+                         "it instead of eps= / recurrence_rate=, not with them")
+    if kind != "self":
+        raise ValueError("neighbors_per_state= is for self recurrence (no other=, joint=)")
+    if backend == "gpu":
+        raise ValueError("neighbors_per_state= runs on the CPU: use backend='cpu' or 'auto'")
+    return k
 
 
 def _windows(T, Ty, E, tau, kind, window, step):

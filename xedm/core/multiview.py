@@ -1,0 +1,87 @@
+"""Multiview embedding (Ye & Sugihara 2016) on plain arrays.
+
+Every D-dimensional combination ("view") of the lagged columns is a state space; each view's
+simplex skill on the ranking set orders the views, and the forecast is the mean of the top
+views' forecasts on the prediction set.  All views run as one batch of series through
+:func:`xedm.core.simplex.simplex` (``embedded=True``: the lagged columns are the
+coordinates), and one call predicts the ranking rows and the prediction rows together: a
+prediction point never changes the library, so splitting them would only repeat the search.
+"""
+
+from __future__ import annotations
+
+import warnings
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from .embed import LibSpec
+from .simplex import simplex
+from .skill import skill
+
+# views per simplex call: bounds the (views, D, T) copy of the lagged columns
+VIEW_BYTES = 2**27
+
+
+def lagged_columns(X: np.ndarray, E: int, tau: int) -> np.ndarray:
+    """(E*C, T) lagged copies of the columns X (C, T), lag-major (``x(t-0), y(t-0), x(t-tau),
+    ...``, pyEDM's Embed order); NaN where the lag reaches before the data."""
+    C, T = X.shape
+    out = np.full((E * C, T), np.nan)
+    for e in range(E):
+        lag = e * tau
+        if lag < T:
+            out[e * C:(e + 1) * C, lag:] = X[:, : T - lag]
+    return out
+
+
+def view_count(n: int, D: int) -> int:
+    return comb(n, D)
+
+
+def rank_views(rho: np.ndarray) -> np.ndarray:
+    """View indices by descending rho; NaN last; ties in view order."""
+    key = np.where(np.isfinite(rho), -rho, np.inf)
+    return np.lexsort((np.arange(len(rho)), key))
+
+
+def multiview(
+    X, y, *, E, tau, D, k, Tp, knn, excl, lib: LibSpec, pred_mask, rank_mask, backend, method,
+) -> dict[str, np.ndarray]:
+    """Multiview forecast of ``y`` (T,) from the columns ``X`` (C, T).
+
+    ``rank_mask`` (T,): the prediction rows whose skill ranks the views; ``pred_mask`` (T,):
+    the rows forecast.  Returns the ensemble ``prediction`` and ``observed`` at ``out_t``, its
+    skill, and for the top ``k`` views (best first) their column indices ``views`` (k, D), the
+    ranking skill ``rank_rho`` and the forecast skill ``view_rho``, ``view_mae``,
+    ``view_rmse``, ``view_n``.
+    """
+    T = X.shape[-1]
+    lagged = lagged_columns(X, E, tau)
+    combos = np.array(list(combinations(range(lagged.shape[0]), D)), np.int64)
+    V = len(combos)
+    both = rank_mask | pred_mask
+    step = max(1, VIEW_BYTES // (8 * D * T))
+    preds = []
+    for s in range(0, V, step):
+        c = combos[s:s + step]
+        res = simplex(lagged[c], np.broadcast_to(y, (len(c), T)), E=D, tau=1, Tp=Tp, knn=knn,
+                      excl=excl, lib=lib, pred_mask=both, embedded=True, backend=backend,
+                      method=method)
+        preds.append(res["prediction"])
+    pred = np.concatenate(preds)  # (V, P)
+    out_t, observed = res["out_t"], res["observed"][0]
+    pred_t = out_t - Tp
+    in_rank, in_pred = rank_mask[pred_t], pred_mask[pred_t]
+    rank_rho = skill(observed[in_rank][None], pred[:, in_rank])["rho"]
+    order = rank_views(rank_rho)[:k]
+    top = pred[order][:, in_pred]
+    obs = observed[in_pred]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: NaN forecast
+        ensemble = np.nanmean(top, axis=0)
+    per_view = skill(obs[None], top)
+    return {"prediction": ensemble, "observed": obs, "out_t": out_t[in_pred],
+            **skill(obs, ensemble), "views": combos[order], "rank_rho": rank_rho[order],
+            **{f"view_{key}": val for key, val in per_view.items()}}
