@@ -33,6 +33,7 @@ from _compare_measure import (
     timed,
 )
 from _compare_pyedm_extras import plan_rows
+from _compare_sweeps import exclusion_row
 
 COMPARE = Path(__file__).resolve().parent / "compare.py"  # the big row's child runs it
 
@@ -98,6 +99,7 @@ class Bench:
             ("smap", lambda f: call(f, da, E=3, theta=2.0, generate_steps=3)),
             ("multiview", lambda f: f(ccm_dataset(coupled_logistic(80)), ["x", "y"], "x", 2)),
             ("embed_dimension", lambda f: call(f, da, E_max=4)),
+            ("predict_exclusion_radius", lambda f: call(f, da, E=3, exclusion_radius=[0, 5])),
             (
                 "ccm",
                 lambda f: call(
@@ -538,6 +540,7 @@ class Bench:
                     "ccm-2k", 300 if q else 2_000, n_sizes=3 if q else 10, samples=5 if q else 100
                 ),
             ),
+            ("exclusion-2k", lambda: exclusion_row(self, "exclusion-2k", 300 if q else 2_000)),
             (
                 "simplex-1M-E20",
                 lambda: self.big_row("simplex-1M-E20", 2**14 if q else 2**20, Ebig if not q else 8),

@@ -333,5 +333,42 @@ def normal_p_value(obs, null):
     return 0.5 * math.erfc(score / math.sqrt(2))
 
 
+# ---------------------------------------------------------------- sweeps, nonlinearity, IAAFT
+def predict_exclusion_radius(X, y, E, radii, **kw):
+    return [simplex(X, y, E, excl=r, **kw)["rho"] for r in radii]
+
+
+def predict_tau(X, y, E, taus, **kw):
+    return [simplex(X, y, E, tau=t, **kw)["rho"] for t in taus]
+
+
+def skill_grid(X, y, Es, taus, Tps, thetas, **kw):
+    """rho (nE, ntau, nTp, ntheta): one S-map per cell."""
+    return np.array([[[[smap(X, y, E, theta=th, tau=t, Tp=tp, **kw)["rho"] for th in thetas]
+                       for tp in Tps] for t in taus] for E in Es])
+
+
+def nonlinearity_gain(x, E, thetas, **kw):
+    """(max rho - rho(theta=0), mae(theta=0) - min mae) of S-map on the series x."""
+    res = [smap(x[None], x, E, theta=th, **kw) for th in thetas]
+    rho = np.array([r["rho"] for r in res])
+    mae = np.array([r["mae"] for r in res])
+    i0 = list(thetas).index(0)
+    return rho.max() - rho[i0], mae[i0] - mae.min()
+
+
+def iaaft_round(s, x):
+    """One IAAFT round on s: impose x's Fourier amplitudes (keeping s's phases), then x's
+    values by rank (the k-th smallest of the result gets the k-th smallest of x)."""
+    F = np.fft.rfft(s)
+    A = np.abs(np.fft.rfft(x))
+    G = np.array([A[j] * F[j] / abs(F[j]) if abs(F[j]) > 0 else A[j] for j in range(len(F))])
+    z = np.fft.irfft(G, n=len(x))
+    out = np.empty(len(x))
+    for rank, pos in enumerate(np.argsort(z, kind="stable")):
+        out[pos] = np.sort(x)[rank]
+    return out
+
+
 # Multiview, generative forecasts, prediction variance, S-map with a regressor.
 from naive_forecast import *  # noqa: E402,F401,F403

@@ -19,9 +19,6 @@ DOCS = Path(__file__).parent.parent / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
 FENCE = re.compile(r"^```(python|py|ipython3?|pycon)\s*$", re.M)
-# pages whose plain ```python blocks another branch converts (issue 27 rewrites rqa.md);
-# remove a name once its page has only code cells
-NOT_YET_EXECUTED = {"rqa.md"}
 
 
 def cells(path):
@@ -36,8 +33,7 @@ def cells(path):
 
 
 def test_every_python_block_is_an_executed_cell():
-    plain = {p.name: len(FENCE.findall(p.read_text())) for p in PAGES
-             if p.name not in NOT_YET_EXECUTED}
+    plain = {p.name: len(FENCE.findall(p.read_text())) for p in PAGES}
     assert not {k: v for k, v in plain.items() if v}, (
         "docs pages with ```python blocks that the build does not run; write them as "
         f"```{{code-cell}} ipython3 cells: {plain}"

@@ -141,7 +141,7 @@ def test_ccm_convergence_labels_are_target_to_library():
 
 def test_ccm_convergence_samples_mean_and_band():
     ds = ccm_like(samples=True)
-    ax = plot.ccm_convergence(ds, include_self=True)
+    ax = plot.ccm_convergence(ds, include_self=True, panels=False)
     assert len(ax.lines) == 4
     assert len(ax.collections) == 4  # one band per line
     line = next(ln for ln in ax.lines if ln.get_label() == "x → y")

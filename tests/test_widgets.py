@@ -15,6 +15,7 @@ import xarray as xr  # noqa: E402
 
 import xedm  # noqa: E402
 from xedm import widgets  # noqa: E402
+from xedm.plot._base import num  # noqa: E402
 
 pytest.importorskip("ipywidgets")
 
@@ -73,16 +74,20 @@ def test_redraw_is_debounced():
     async def main():
         ex = widgets.ForecastExplorer(x, E=2, debounce=0.05)
         n = ex.redraws
-        for e in (3, 4, 5):  # a user dragging the slider
-            ex.controls["E"].value = e
+        for e in (3, 4, 5):  # a user dragging the slider: values from the browser
+            ex.controls["E"].set_state({"value": e})
         assert ex.redraws == n and ex._debounced.pending
         assert ex.state.params["E"] == 5  # the state follows at once
         await asyncio.sleep(0.3)
+        assert ex.redraws == n + 1
+        # a value set in code (a notebook cell) redraws at once, inside the running loop
+        ex.controls["E"].value = 3
+        assert ex.redraws == n + 2 and not ex._debounced.pending
+        assert "E=3" in ex.figure.axes[2].get_title()
         return ex, n
 
     ex, n = asyncio.run(main())
-    assert ex.redraws == n + 1
-    assert "E=5" in ex.figure.axes[2].get_title()
+    assert ex.redraws == n + 2
 
 
 def test_bad_parameters_show_an_error_not_a_traceback():
@@ -118,11 +123,14 @@ def test_causality_explorer(pair):
     st = ex.state
     assert (st.params["lib_min"], st.params["lib_max"], st.params["samples"]) == (20, 250, 8)
     ax = ex.figure.axes[0]
-    assert legend(ax) == ["surrogates x → y (0.05–0.95)", "surrogates y → x (0.05–0.95)",
-                          "x → y", "y → x"]
     want = xedm.ccm(pair, ["x", "y"], lib_sizes=st.lib_sizes(), E=2, samples=8, seed=1,
                     surrogates=19)
-    line = next(ln for ln in ax.lines if ln.get_label() == "x → y")
+    # each direction's p-value (at the largest library size) in its label
+    p = {d: num(want.p_value.sel(library=lib, target=tgt).isel(lib_size=-1).item(), 2)
+         for d, lib, tgt in (("x → y", "y", "x"), ("y → x", "x", "y"))}
+    assert legend(ax) == ["surrogates x → y (0.05–0.95)", "surrogates y → x (0.05–0.95)",
+                          f"x → y (p = {p['x → y']})", f"y → x (p = {p['y → x']})"]
+    line = next(ln for ln in ax.lines if ln.get_label().startswith("x → y"))
     np.testing.assert_allclose(line.get_ydata(), want.rho.sel(library="y", target="x"))
     np.testing.assert_array_equal(line.get_xdata(), st.lib_sizes())
     # the spread over samples and the surrogate null band, both directions
@@ -145,7 +153,7 @@ def test_causal_map_explorer_pick_a_pair():
     np.testing.assert_allclose(got.rho.values, want.rho.values)
     assert "1 → 3" in legend(ax_c) and "3 → 1" in legend(ax_c)
     rows = [t.get_text() for t in ax_m.get_yticklabels()]
-    cols = [t.get_text() for t in ax_m.get_xticklabels()]
+    cols = [t.get_text().split(" (E=")[0] for t in ax_m.get_xticklabels()]  # "1 (E=2)"
     picked = ax_m.lines[-1]
     assert (picked.get_xdata()[0], picked.get_ydata()[0]) == (cols.index("1"), rows.index("3"))
     assert f"{float(want.rho.sel(library=3, target=1)):.3f}" in ex.status.value
@@ -183,3 +191,37 @@ def test_missing_ipywidgets_names_the_extra(monkeypatch):
     # the state works without ipywidgets
     st = widgets.ForecastState(xedm.datasets.logistic_map(100), E=2)
     assert set(st.results()) == {"skill_E", "skill_theta", "forecast"}
+
+
+def test_table_shaped_data_lib_pred_rows_and_fitted_titles():
+    """A pyEDM-style table (a Time dim, Year and Month columns) explores its first real
+    series over Time; the lib/pred row sliders give the forecast of those rows."""
+    x = xedm.datasets.coupled_logistic(120)
+    T = x.sizes["time"]
+    table = xr.Dataset({"Year": ("Time", np.arange(1900, 1900 + T)),
+                        "Month": ("Time", np.arange(T) % 12 + 1),
+                        "Thrips_imaginis_abundance_long_name": ("Time", x.x.values),
+                        "maxT_degC": ("Time", x.y.values)},
+                       coords={"Time": np.arange(1, T + 1)})
+    ex = table.edm.explore(E=2, method="simplex", debounce=0)
+    st = ex.state
+    assert st.dim == "Time" and st.params["column"] == "Thrips_imaginis_abundance_long_name"
+    assert st.names[-2:] == ["Year", "Month"]  # clocks are listed last
+    assert {"lib", "pred"} <= set(ex.controls)
+    ex.set(lib=(0, 59), pred=(60, T - 1))
+    want = xedm.simplex(table, E=2, columns="Thrips_imaginis_abundance_long_name",
+                        dim="Time", lib=slice(1, 60), pred=slice(61, T))
+    np.testing.assert_allclose(ex.figure.axes[2].lines[1].get_ydata(),
+                               want.prediction.values)
+    assert f"ρ = {float(want.rho):.3f}" in ex.status.value
+    # the figure's titles fit their panels (wrapped, not clipped)
+    from xedm.plot._base import renderer
+
+    r = renderer(ex.figure)
+    for ax in ex.figure.axes:
+        assert ax.title.get_window_extent(r).width <= ax.get_window_extent(r).width + 1
+    with pytest.raises(ValueError, match="lib"):
+        st.update(lib=(5,))
+    assert widgets.base._time_dim(table.Year.to_dataset(), None) == "Time"
+    with pytest.raises(ValueError, match="time_dim"):
+        widgets.base._time_dim(xr.DataArray(np.zeros((2, 3)), dims=("a", "b")), None)

@@ -70,6 +70,7 @@ class Method:
 
 _EDM = "xedm.labeled.edm"
 _SWEEPS = "xedm.labeled.sweeps"
+_GRID = "xedm.labeled.sweeps_grid"
 _CROSS = "xedm.labeled.xmap"
 _RQA = "xedm.labeled.rqa"
 
@@ -85,6 +86,13 @@ METHODS: tuple[Method, ...] = (
            lazy_cases=(("predict_interval", {"E": 2, "Tp_max": 3}),)),
     Method("predict_nonlinear", _SWEEPS, view="skill",
            lazy_cases=(("predict_nonlinear", {"E": 2, "theta": [0.0, 1.0, 4.0]}),)),
+    Method("predict_exclusion_radius", _GRID, view="skill",
+           lazy_cases=(("predict_exclusion_radius", {"E": 2, "exclusion_radius": [0, 3]}),)),
+    Method("predict_tau", _GRID, view="skill",
+           lazy_cases=(("predict_tau", {"E": 2, "tau_max": 2}),)),
+    Method("skill_grid", _GRID,
+           lazy_cases=(("skill_grid", {"E": [1, 2], "tau": [1, 2], "Tp": [1, 2],
+                                       "theta": [0.0, 2.0], "knn": 10}),)),
     Method("ccm", _CROSS, view="ccm_convergence",
            lazy_cases=(("ccm", {"series_dim": "series", "lib_sizes": [20, 60, 140], "E": 2,
                                 "samples": 4, "seed": 0}),)),
@@ -100,6 +108,9 @@ METHODS: tuple[Method, ...] = (
     Method("surrogates", "xedm.labeled.surrogates", section="significance",
            lazy_cases=(("surrogates", {"method": "ebisuzaki", "n": 3, "seed": 0}),
                        ("surrogates_shuffle", {"method": "shuffle", "n": 2, "seed": 5}))),
+    Method("test_nonlinearity", "xedm.labeled.nonlinearity", section="significance",
+           lazy_cases=(("test_nonlinearity", {"E": 2, "theta": [0.0, 2.0], "surrogates": 3,
+                                              "seed": 0}),)),
     Method("rqa", _RQA, view="rqa_measures", section="recurrence",
            lazy_cases=(("rqa", {"E": 2, "eps": [0.1, 0.2]}),
                        ("rqa_rate_window", {"E": 2, "recurrence_rate": 0.05, "window": 60,

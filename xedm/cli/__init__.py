@@ -1,13 +1,15 @@
-"""The ``xedm`` command: ``xedm demo``, ``xedm xmap FILE``, ``xedm rqa FILE``.
+"""The ``xedm`` command: ``xedm demo``, ``xedm simplex|smap|embed-dimension|ccm|xmap|rqa FILE``.
 
 ``xedm demo`` runs the main EDM workflow on built-in data (coupled logistic maps), prints a
-labeled summary and writes a PNG. ``xedm xmap`` and ``xedm rqa`` read a NetCDF file or Zarr
-store, run the analysis on one variable and write the result as NetCDF, or, when ``--out``
-ends in ``.zarr``, run it as a resumable batch job on Dask (:mod:`xedm.cli.jobs`).  An
-``--out`` that is, contains or lies inside the input is refused before any work.
+labeled summary and writes a PNG.  The other commands read a NetCDF file, Zarr store or CSV
+table (a header row, a time column and one column per series, as pyEDM's), run the analysis
+and write the result as NetCDF; ``xedm xmap`` and ``xedm rqa`` run as a resumable batch job on
+Dask (:mod:`xedm.cli.jobs`) when ``--out`` ends in ``.zarr``.  An ``--out`` that is, contains
+or lies inside the input is refused before any work.  ``xedm COMMAND --help`` shows examples.
 
 The package: this module parses the arguments and runs a command; one module per command
-(``xedm.cli.demo``, ``xedm.cli.xmap``, ``xedm.cli.rqa``), the batch jobs
+(``xedm.cli.demo``, ``xedm.cli.edm`` for simplex, smap and embed-dimension, ``xedm.cli.ccm``,
+``xedm.cli.xmap``, ``xedm.cli.rqa``), the batch jobs
 (:mod:`~xedm.cli.jobs`) and what they share (``xedm.cli._common``), imported in that order
 only.
 
@@ -26,7 +28,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from . import demo, rqa, xmap
+from . import ccm, demo, edm, rqa, xmap
 from ._common import CLIError, check_apart, check_output, one_line
 
 __all__ = ["main"]
@@ -56,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"xedm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (demo, xmap, rqa):
+    for command in (demo, edm, ccm, xmap, rqa):
         command.add_parser(sub)
     return p
 

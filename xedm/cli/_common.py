@@ -82,6 +82,51 @@ def int_list(text: str):
     return vals[0] if len(vals) == 1 and "," not in text else vals
 
 
+def label_ranges(text: str):
+    """An argparse type: rows by time label, pyEDM's ``"1 100"`` or ``1:100`` (both ends
+    included), several ranges as ``"1 100 201 300"`` / ``1:100,201:300``; a slice or a list
+    of slices."""
+    parts = text.replace(",", " ").replace(":", " ").split()
+
+    def number(v: str):
+        try:
+            return int(v)
+        except ValueError:
+            try:
+                return float(v)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{text!r}: {v!r} is not a number; give 'first last' (e.g. '1 100') or "
+                    "first:last") from None
+
+    if not parts or len(parts) % 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: give pairs of first and last time "
+                                         "labels, e.g. '1 100' or 1:100,201:300")
+    vals = [number(v) for v in parts]
+    out = [slice(a, b) for a, b in zip(vals[::2], vals[1::2], strict=True)]
+    for r in out:
+        if r.start > r.stop:
+            raise argparse.ArgumentTypeError(f"{text!r}: first {r.start} > last {r.stop}")
+    return out[0] if len(out) == 1 else out
+
+
+def int_range_list(text: str) -> list[int]:
+    """An argparse type: integers as a comma list (``10,20,40``) or ``start:stop:step``
+    (stop included: ``10:70:5``)."""
+    try:
+        if ":" in text:
+            a, b, *c = (int(v) for v in text.split(":"))
+            vals = list(range(a, b + 1, c[0] if c else 1))
+        else:
+            vals = [int(v) for v in text.split(",") if v.strip()]
+    except (ValueError, TypeError):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give integers as 10,20,40 or start:stop:step (e.g. 10:70:5)") from None
+    if not vals:
+        raise argparse.ArgumentTypeError(f"{text!r}: no integers")
+    return vals
+
+
 def suffix(path: str) -> str:
     """The lower-case suffix of ``path`` (a trailing slash ignored)."""
     return os.path.splitext(path.rstrip("/"))[1].lower()
@@ -234,21 +279,70 @@ def options(args):
 
 
 # ----------------------------------------------------------------------------- input, output
+TABLE_SUFFIXES = (".csv", ".tsv")
+# a column of these names (any case) is the time column of a CSV; else its first column
+TIME_COLUMNS = ("time", "date", "datetime", "year", "t")
+
+
+def read_table(path: str) -> xr.Dataset:
+    """A CSV table (a header row, a time column and one numeric column per series; pyEDM's
+    and cppEDM's layout) as a Dataset of one variable per column over ``time``.
+
+    The time column is the one named time, Time, date, year or t (any case), else the first
+    column; its name is kept in ``attrs["time_column"]``."""
+    import pandas as pd
+
+    sep = "\t" if suffix(path) == ".tsv" else ","
+    try:
+        df = pd.read_csv(path, sep=sep)
+    except Exception as err:  # pandas raises many types; the user needs the message
+        raise CLIError(f"cannot read the table {path}: {one_line(err, 300)}; a CSV needs a "
+                       "header row, a time column and one numeric column per series") from None
+    if df.shape[1] < 2 or len(df) < 2:
+        raise CLIError(f"{path}: a table needs a time column and at least one series column "
+                       f"over two or more rows (read {df.shape[0]} rows, columns "
+                       f"{list(map(str, df.columns))}); is the separator a comma?")
+    names = [str(c) for c in df.columns]
+    time = next((c for c in names if c.strip().lower() in TIME_COLUMNS), names[0])
+    bad = [c for c in names if c != time and df[c].dtype.kind not in "iufb"]
+    if bad:
+        raise CLIError(f"{path}: columns {bad} are not numbers; every column but the time "
+                       f"column {time!r} must be a series of numbers (empty cells are NaN)")
+    if df[time].duplicated().any():
+        raise CLIError(f"{path}: the time column {time!r} repeats values (first: "
+                       f"{df[time][df[time].duplicated()].iloc[0]!r}); each row must be one "
+                       "time")
+    ds = df.set_index(time).to_xarray().rename({time: "time"})
+    ds.attrs["time_column"] = time
+    ds.attrs["source"] = os.path.abspath(path)
+    return ds
+
+
 def open_input(path: str, lazy: bool = False) -> xr.Dataset:
-    """A NetCDF file or Zarr store (dask-backed with ``lazy``; Zarr always is)."""
+    """A NetCDF file, Zarr store (dask-backed with ``lazy``; Zarr always is) or CSV table
+    (:func:`read_table`)."""
     if not os.path.exists(path):
         raise CLIError(f"no such file or directory: {path}")
+    if suffix(path) in TABLE_SUFFIXES:
+        return read_table(path)
     try:
         if path.rstrip("/").endswith(".zarr") or os.path.isdir(path):
             return xr.open_zarr(path)
         return xr.open_dataset(path, chunks={}) if lazy else xr.open_dataset(path)
     except Exception as err:  # backends raise many types; the user needs the message
-        raise CLIError(f"cannot open {path}: {err}") from err
+        raise CLIError(f"cannot open {path}: {one_line(err, 300)} (xedm reads NetCDF, Zarr "
+                       "and CSV tables: a .csv with a header row, a time column and one "
+                       "column per series)") from err
 
 
-def variable(ds: xr.Dataset, var: str | None) -> xr.DataArray:
-    """The variable ``--var`` (or the only one)."""
+def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None) -> xr.DataArray:
+    """The variable ``--var`` (or the only one); of a CSV table without ``--var``, every
+    column as one series along ``series_dim``."""
     names = sorted(map(str, ds.data_vars))
+    if var is None and series_dim is not None and "time_column" in ds.attrs:
+        cols = list(map(str, ds.data_vars))
+        da = ds[cols].to_dataarray(dim=series_dim).transpose(series_dim, "time")
+        return da.rename(os.path.splitext(os.path.basename(ds.attrs.get("source", "table")))[0])
     if var is None:
         if len(names) != 1:
             raise CLIError(f"the file has several variables {names}; choose one with --var")
@@ -397,3 +491,45 @@ def add_neighbours(sp) -> None:
                     default=None,
                     help="target recall of approximate neighbours, in (0, 1] "
                     "(default 0.99)")
+
+
+def add_surrogates(sp, what: str) -> None:
+    """``--surrogates``, ``--surrogate-method`` and the methods' parameters (``--period``,
+    ``--block-length``), and ``--seed``."""
+    sp.add_argument("--surrogates", type=int_at_least(0), default=None,
+                    help=f"surrogates per target for {what} (e.g. 99; default 0)")
+    sp.add_argument("--surrogate-method", dest="surrogate_method", default=None,
+                    choices=["ebisuzaki", "shuffle", "seasonal", "block", "twin"],
+                    help="null model of the surrogates (default ebisuzaki); seasonal needs "
+                    "--period, block needs --block-length")
+    sp.add_argument("--period", type=int_at_least(2), default=None,
+                    help="period of the seasonal surrogates, in time steps (e.g. 12)")
+    sp.add_argument("--block-length", dest="block_length", type=int_at_least(1),
+                    default=None, help="block length of the block surrogates, in time steps")
+    sp.add_argument("--seed", type=int_at_least(0), default=None,
+                    help="seed of the random draws (default: drawn, recorded in the output)")
+
+
+def surrogate_options(args) -> dict | None:
+    """``surrogate_options`` of ``--period`` / ``--block-length``, checked against
+    ``--surrogate-method`` before any work."""
+    method = args.surrogate_method or "ebisuzaki"
+    need = {"seasonal": ("period", "--period"), "block": ("block_length", "--block-length")}
+    for key, flag in (("period", "--period"), ("block_length", "--block-length")):
+        if getattr(args, key, None) is not None and need.get(method, (None,))[0] != key:
+            raise CLIError(f"{flag} is a parameter of the "
+                           f"{'seasonal' if key == 'period' else 'block'} surrogates; "
+                           f"--surrogate-method is {method}")
+    if method in need and args.surrogates:
+        key, flag = need[method]
+        if getattr(args, key, None) is None:
+            raise CLIError(f"--surrogate-method {method} needs {flag} (e.g. {flag} 12)")
+    opts = {k: getattr(args, k) for k in ("period", "block_length")
+            if getattr(args, k, None) is not None}
+    return opts or None
+
+
+def examples(*lines: str) -> dict:
+    """The ``epilog`` of a subcommand: its examples, printed by ``--help`` as written."""
+    return {"epilog": "examples:\n" + "\n".join(f"  {line}" for line in lines),
+            "formatter_class": argparse.RawDescriptionHelpFormatter}

@@ -16,6 +16,7 @@ from ._common import (
     add_common,
     add_input,
     call,
+    examples,
     open_input,
     options,
     public,
@@ -33,7 +34,10 @@ def add_parser(sub) -> None:
     """The ``rqa`` subcommand of the parser."""
     r = sub.add_parser("rqa", help="recurrence quantification of a series in a file",
                        description="Recurrence quantification analysis of one variable; other "
-                       "dims broadcast.")
+                       "dims broadcast.",
+                       **examples("xedm rqa data.nc --var x --E 3 --rr 0.05",
+                                  "xedm rqa table.csv --var anchovy --E 2 --eps 0.1",
+                                  "xedm rqa big.zarr --var x --E 3 --rr 0.05 --out q.zarr"))
     add_input(r)
     r.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
     r.add_argument("--dim", default=None, help=argparse.SUPPRESS)  # the old --time-dim

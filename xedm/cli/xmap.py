@@ -17,8 +17,10 @@ from ._common import (
     add_common,
     add_input,
     add_neighbours,
+    add_surrogates,
     call,
     data_path,
+    examples,
     int_at_least,
     int_list,
     open_input,
@@ -28,6 +30,7 @@ from ._common import (
     run_scheduler,
     spelling,
     suffix,
+    surrogate_options,
     variable,
     write_netcdf,
 )
@@ -38,7 +41,14 @@ def add_parser(sub) -> None:
     """The ``xmap`` subcommand of the parser."""
     x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
                        description="Cross-map every ordered pair of series along --series-dim; "
-                       "writes rho(library, target).")
+                       "writes rho(library, target).  A CSV table's columns are the series "
+                       "(--series-dim names their dim).",
+                       **examples("xedm xmap data.nc --series-dim neuron --E-max 8 --out map.nc",
+                                  "xedm xmap thrips.nc --series-dim series --surrogates 99 "
+                                  "--surrogate-method seasonal --period 12 --seed 1",
+                                  "xedm xmap table.csv --series-dim series --Tp -4,-3,-2,-1,0",
+                                  "xedm xmap big.zarr --series-dim neuron --out map.zarr "
+                                  "--workers 4"))
     add_input(x)
     x.add_argument("--series-dim", dest="series_dim", default=None,
                    help="dim that indexes the series, e.g. neuron (required)")
@@ -54,13 +64,7 @@ def add_parser(sub) -> None:
                    help="cross-map horizon: the library at t maps the target at t + Tp "
                    "(default 0); a comma list (e.g. -4,-3,-2,-1,0) gives time-lagged maps "
                    "and best_Tp")
-    x.add_argument("--surrogates", type=int_at_least(0), default=None,
-                   help="surrogates per target for p_value and q_value (e.g. 99; default 0)")
-    x.add_argument("--surrogate-method", dest="surrogate_method", default=None,
-                   choices=["ebisuzaki", "shuffle", "seasonal", "block", "twin"],
-                   help="null model of the surrogates (default ebisuzaki)")
-    x.add_argument("--seed", type=int_at_least(0), default=None,
-                   help="seed of the surrogates (default: drawn, recorded in the output)")
+    add_surrogates(x, "p_value and q_value")
     x.add_argument("--out", type=data_path, default="xmap.nc",
                    help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
                    "block that resumes when run again (default xmap.nc)")
@@ -74,7 +78,8 @@ def _user(xmap, args) -> dict:
     return {spelling(xmap, "series_dim", "dim"): args.dim, "tau": args.tau, "Tp": args.Tp,
             "E_max": args.E_max,
             spelling(xmap, "time_dim", "time"): args.time_dim, "surrogates": args.surrogates,
-            "surrogate_method": args.surrogate_method, "seed": args.seed}
+            "surrogate_method": args.surrogate_method, "seed": args.seed,
+            "surrogate_options": surrogate_options(args)}
 
 
 def command(args) -> int:
@@ -87,7 +92,7 @@ def command(args) -> int:
         return batch(args)
     xmap = public("xmap")
     with open_input(args.file) as ds:
-        return _in_memory(args, xmap, variable(ds, args.var))
+        return _in_memory(args, xmap, variable(ds, args.var, series_dim=args.dim))
 
 
 def _in_memory(args, xmap, da) -> int:

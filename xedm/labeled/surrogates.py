@@ -71,7 +71,7 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
 
 
 _DEFAULTS = {"period": None, "block_length": None, "E": 2, "tau": 1, "recurrence_rate": 0.1,
-             "eps": None, "harmonics": 3, "norm": "euclidean"}
+             "eps": None, "harmonics": 3, "norm": "euclidean", "max_iter": 1000}
 
 
 def _is_default(key: str, value) -> bool:
@@ -98,6 +98,18 @@ def _check_size(data, tdim: str, n: int) -> None:
                  "use a smaller n, or fewer series at a time")
 
 
+def _diagnostics(attrs: dict, info: dict) -> None:
+    """The method's diagnostics (twin: eps and twin share; iaaft: rounds, spectrum error)."""
+    if info.get("eps"):
+        attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
+    if info.get("iaaft_iterations"):
+        its = np.concatenate(info["iaaft_iterations"])
+        err = np.concatenate(info["iaaft_spectrum_error"])
+        attrs.update(iaaft_iterations_max=int(its.max()),
+                     iaaft_iterations_mean=float(its.mean()),
+                     iaaft_spectrum_error_max=float(err.max()))
+
+
 @v.renamed("dim", "time_dim", "the time dimension")
 def surrogates(
     data: xr.DataArray | xr.Dataset,
@@ -114,6 +126,7 @@ def surrogates(
     recurrence_rate: float = 0.1,
     eps: float | None = None,
     norm: str = "euclidean",
+    max_iter: int = 1000,
 ) -> xr.DataArray | xr.Dataset:
     """Surrogate series: n draws of a null model per series, on a new ``surrogate`` dim.
 
@@ -129,13 +142,15 @@ def surrogates(
     data : DataArray, Dataset or pandas DataFrame
         Series along ``time_dim``; other dims broadcast.  Dataset variables without it are
         kept as they are.
-    method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin"}
+    method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin", "iaaft"}
         ``ebisuzaki``: random Fourier phases, amplitude spectrum kept exactly (Ebisuzaki
         1997); ``shuffle``: random permutation of the values; ``seasonal``: the seasonal
         cycle (``period``, smoothed to ``harmonics`` harmonics) plus shuffled residuals;
         ``block``: circular block bootstrap with blocks of ``block_length``; ``twin``: twin
         surrogates (Thiel et al. 2006) on the delay embedding (``E``, ``tau``) with the
-        recurrence threshold of :func:`xedm.rqa` (``recurrence_rate`` or ``eps``, ``norm``).
+        recurrence threshold of :func:`xedm.rqa` (``recurrence_rate`` or ``eps``, ``norm``);
+        ``iaaft``: iterative amplitude-adjusted Fourier transform (Schreiber & Schmitz 1996),
+        values exact, amplitude spectrum approximate, at most ``max_iter`` rounds.
         Details in :mod:`xedm.stats.surrogates`.
     n : int
         Surrogates per series (>= 1).
@@ -144,6 +159,9 @@ def surrogates(
     time_dim : str, optional
         The time dim (default ``"time"``; a 1-D DataArray uses its only dim).  Its old name
         ``dim`` still works, with a FutureWarning, until the next release.
+    max_iter : int, default 1000
+        ``iaaft`` only: the most rounds per surrogate (it stops earlier once the ranks no
+        longer change).
 
     Returns
     -------
@@ -151,7 +169,10 @@ def surrogates(
         The same kind of object as ``data``: every series (each variable of a Dataset) with a
         leading ``surrogate`` dim, ``(surrogate, *dims)``, and the coordinate
         ``surrogate`` = 0..n-1.  ``attrs`` record the method, its parameters and the seed
-        (twin: the eps used and the share of states that have a twin).
+        (twin: the eps used and the share of states that have a twin);
+        iaaft: ``iaaft_iterations_max`` and ``iaaft_iterations_mean``, the rounds run, and
+        ``iaaft_spectrum_error_max``, the largest relative amplitude-spectrum error
+        ``||A_s - A|| / ||A||``, for in-memory data).
 
     Raises
     ------
@@ -170,6 +191,11 @@ def surrogates(
     >>> amp = lambda a: np.abs(np.fft.rfft(a))
     >>> bool(np.allclose(amp(s[3].values), amp(ds.x.values)))
     True
+    >>> s = xedm.surrogates(ds.x, "iaaft", n=5, seed=0)
+    >>> bool((np.sort(s[0].values) == np.sort(ds.x.values)).all())
+    True
+    >>> s.attrs["iaaft_spectrum_error_max"] < 0.1
+    True
     """
     if isinstance(data, (pd.DataFrame, pd.Series)):
         data = as_xarray(data, time_dim)  # a DataFrame gives a Dataset (its time column)
@@ -180,11 +206,11 @@ def surrogates(
     n = v.check_int("n", n, 1, " (the number of surrogates per series)")
     given = {"period": period, "block_length": block_length, "E": E, "tau": tau,
              "recurrence_rate": recurrence_rate, "eps": eps, "harmonics": harmonics,
-             "norm": norm}
+             "norm": norm, "max_iter": max_iter}
     check_options(method, [k for k, val in given.items() if not _is_default(k, val)])
     params = check_method(method, period=period, block_length=block_length, E=E, tau=tau,
                           recurrence_rate=recurrence_rate, eps=eps, harmonics=harmonics,
-                          norm=norm)
+                          norm=norm, max_iter=max_iter)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
@@ -196,8 +222,7 @@ def surrogates(
         check_numeric(data, "data" if data.name is None else str(data.name))
         out, info = _one(data, tdim, method, n, seed, params)
         out.attrs.update(attrs)
-        if info["eps"]:
-            out.attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
+        _diagnostics(out.attrs, info)
         return out.assign_coords(surrogate=np.arange(n))
     new = {}
     for name, da in data.data_vars.items():
@@ -205,8 +230,7 @@ def surrogates(
             continue
         check_numeric(da, str(name))
         new[name], info = _one(da, tdim, method, n, seed, params)
-        if info["eps"]:
-            new[name].attrs.update(twin_eps=info["eps"], twin_share=info["twin_share"])
+        _diagnostics(new[name].attrs, info)
     if not new:
         raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass time_dim=")
     out = data.assign(new).assign_coords(surrogate=np.arange(n))

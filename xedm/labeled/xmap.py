@@ -242,7 +242,7 @@ def xmap(
         gains ``p_value``, ``q_value`` and ``rho_null`` (see Returns).  99 or more are usual.
     surrogate_method : str
         ``"ebisuzaki"`` (default: same amplitude spectrum), ``"shuffle"``, ``"seasonal"``,
-        ``"block"`` or ``"twin"``: see :func:`xedm.surrogates`.
+        ``"block"``, ``"twin"`` or ``"iaaft"``: see :func:`xedm.surrogates`.
     seed : int, optional
         Seed of the surrogates (>= 0); None draws one (recorded in attrs).
     quantiles : list of float

@@ -86,7 +86,8 @@ def made_by(obj: xr.Dataset | xr.DataArray) -> str:
     for d in SWEEP_DIMS:
         if d in dims:
             return {"E": "embed_dimension", "Tp": "predict_interval",
-                    "theta": "predict_nonlinear"}[d]
+                    "theta": "predict_nonlinear", "tau": "predict_tau",
+                    "exclusion_radius": "predict_exclusion_radius"}[d]
     if names & {"RR", "DET"}:
         return "rqa"
     raise ValueError(

@@ -32,7 +32,16 @@ def new_axes(ax=None, **subplots: Any):
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(layout="constrained", **subplots)
+    fig, ax = plt.subplots(layout="constrained", **subplots)
+    fig._xedm_own = True  # a figure of the view's own: finish() fits its texts
+    return ax
+
+
+def finish(ax):
+    """``ax``, its figure's texts fitted (:func:`fit_texts`) when the view made the figure
+    (a figure of the caller's, e.g. an explorer's, is fitted by the caller once it is full)."""
+    if getattr(ax.figure, "_xedm_own", False):
+        fit_texts(ax.figure)
     return ax
 
 
@@ -40,18 +49,22 @@ def new_figure(nrows: int, fig=None, **kwargs: Any):
     """(Figure, Axes array) with ``nrows`` rows sharing x; on ``fig`` (cleared) when given."""
     import matplotlib.pyplot as plt
 
-    if fig is not None:
-        from matplotlib.figure import Figure, SubFigure
-
-        if not isinstance(fig, (Figure, SubFigure)):
-            raise TypeError(f"fig must be a matplotlib Figure or None, got {type(fig).__name__} "
-                            f"{fig!r}")
     if fig is None:
         fig = plt.figure(layout="constrained", figsize=kwargs.pop("figsize", (8, 2.2 * nrows)))
     else:
-        fig.clear()
+        _clear(fig)
     axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, axes
+
+
+def _clear(fig) -> None:
+    """Clear a Figure given as ``fig=`` (refusing anything else)."""
+    from matplotlib.figure import Figure, SubFigure
+
+    if not isinstance(fig, (Figure, SubFigure)):
+        raise TypeError(f"fig must be a matplotlib Figure or None, got {type(fig).__name__} "
+                        f"{fig!r}")
+    fig.clear()
 
 
 def variable(obj: xr.Dataset | xr.DataArray, var: str) -> xr.DataArray:
@@ -146,3 +159,145 @@ def call_view(view, obj, made: str, kwargs: dict):
             + ("; other keywords go to matplotlib, which does not take it either" if to_mpl
                else "") + f": leave {key} out"
         ) from None
+
+
+# ----------------------------------------------------------------------------- text that fits
+# a line may break after these characters (names such as ∂x(t+1)/∂x(t-1) or long_variable_name)
+_BREAKS = " /_,→↔-;:"
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters, after a space, ``/``,
+    ``_``, ``,``, an arrow or ``-`` where it can, inside a word only where it must.
+
+    Examples
+    --------
+    >>> wrap("∂TentMap(t+1)/∂TentMap(t-1)", 16)
+    '∂TentMap(t+1)/\\n∂TentMap(t-1)'
+    >>> wrap("short", 16)
+    'short'
+    """
+    width = max(int(width), 4)
+    out = []
+    for para in str(text).split("\n"):
+        tokens, cur = [], ""
+        for ch in para:  # tokens end after a break character
+            cur += ch
+            if ch in _BREAKS:
+                tokens.append(cur)
+                cur = ""
+        if cur:
+            tokens.append(cur)
+        line = ""
+        for tok in tokens:
+            if len(line) + len(tok.rstrip()) <= width:
+                line += tok
+                continue
+            if line.strip():
+                out.append(line.rstrip())
+            while len(tok.rstrip()) > width:  # a word longer than a line: cut it
+                out.append(tok[:width])
+                tok = tok[width:]
+            line = tok
+        out.append(line.rstrip())
+    return "\n".join(out)
+
+
+def renderer(fig):
+    """The renderer of ``fig``'s canvas (Agg, or the figure's own)."""
+    get = getattr(fig.canvas, "get_renderer", None)
+    return get() if get is not None else fig._get_renderer()
+
+
+def _fit(text, limit: float, r, vertical: bool = False) -> bool:
+    """Wrap a Text to ``limit`` pixels (its height when ``vertical``); True if it changed."""
+    if not text.get_visible() or not text.get_text() or limit <= 0:
+        return False
+    box = text.get_window_extent(r)
+    size = box.height if vertical else box.width
+    if size <= limit + 0.5:
+        return False
+    raw = getattr(text, "_xedm_raw", None) or text.get_text()
+    text._xedm_raw = raw
+    longest = max(len(s) for s in text.get_text().split("\n"))
+    width = max(6, int(longest * limit / size * 0.95))
+    new = wrap(raw.replace("\n", " ") if "\n" not in raw else raw, width)
+    if new == text.get_text():
+        return False
+    text.set_text(new)
+    return True
+
+
+def _overlapping(texts, r) -> bool:
+    boxes = [t.get_window_extent(r) for t in texts if t.get_visible() and t.get_text()]
+    boxes.sort(key=lambda b: (b.x0, b.y0))
+    return any(min(a.x1, b.x1) - max(a.x0, b.x0) > 0.5 and min(a.y1, b.y1) - max(a.y0, b.y0)
+               > 0.5 for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _fit_ticks(ax, r) -> bool:
+    changed = False
+    xt = ax.get_xticklabels()
+    if _overlapping(xt, r):
+        if not all(t.get_rotation() == 90 for t in xt):
+            ax.tick_params(axis="x", labelrotation=90)
+        else:
+            size = xt[0].get_fontsize()
+            ax.tick_params(axis="x", labelsize=max(4.0, size * 0.8))
+        changed = True
+    yt = ax.get_yticklabels()
+    if _overlapping(yt, r):
+        ax.tick_params(axis="y", labelsize=max(4.0, yt[0].get_fontsize() * 0.8))
+        changed = True
+    return changed
+
+
+def fit_texts(fig, passes: int = 2):
+    """Make the texts of ``fig`` fit: titles and axis labels wrapped to their axes, legend
+    entries to their axes (or 30 characters for a legend outside), the suptitle to the figure,
+    tick labels turned or made smaller where they run into each other.  Returns ``fig``."""
+    for _ in range(passes):
+        r = renderer(fig)
+        fig.draw_without_rendering()  # runs the layout engine: the boxes are final
+        changed = False
+        for ax in fig.axes:
+            if not ax.get_visible() or not ax.axison:
+                continue
+            box = ax.get_window_extent(r)
+            for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+                changed |= _fit(t, box.width, r)
+            changed |= _fit(ax.yaxis.label, box.height, r, vertical=True)
+            leg = ax.get_legend()
+            if leg is not None:
+                inside = leg.get_window_extent(r).x0 < box.x1 - 1
+                limit = 0.7 * box.width if inside else 30 * fig.dpi * 10 / 72 * 0.55
+                for t in [*leg.get_texts(), leg.get_title()]:
+                    changed |= _fit(t, limit, r)
+            changed |= _fit_ticks(ax, r)
+        for t in (getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None)):
+            if t is not None:
+                changed |= _fit(t, 0.95 * fig.bbox.width, r)
+        if not changed:
+            break
+    return fig
+
+
+def figure_grid(n: int, fig=None, ncols: int = 3, panel=(3.0, 2.4), **kwargs: Any):
+    """(Figure, flat Axes list) of ``n`` panels in rows of ``ncols`` sharing both axes; the
+    panels left over are hidden."""
+    import matplotlib.pyplot as plt
+
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    if fig is None:
+        fig = plt.figure(layout="constrained",
+                         figsize=(panel[0] * ncols + 0.8, panel[1] * nrows + 0.8))
+    else:
+        _clear(fig)
+    axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False, **kwargs).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    for i in range(max(0, n - ncols), n):  # above an empty cell: the x tick labels shown
+        if i + ncols >= n:
+            axes[i].xaxis.set_tick_params(labelbottom=True)
+    return fig, list(axes[:n])

@@ -7,11 +7,23 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ._base import axis_name, label, new_axes, new_figure, num, outside_legend, params, variable
+from ._base import (
+    axis_name,
+    finish,
+    fit_texts,
+    label,
+    new_axes,
+    new_figure,
+    num,
+    outside_legend,
+    params,
+    variable,
+)
 
-SWEEP_DIMS = ("E", "Tp", "theta")
-_SYMBOL = {"theta": "θ"}
-_MADE_BY = {"E": "embed_dimension", "Tp": "predict_interval", "theta": "predict_nonlinear"}
+SWEEP_DIMS = ("E", "Tp", "theta", "tau", "exclusion_radius")
+_SYMBOL = {"theta": "θ", "tau": "τ"}
+_MADE_BY = {"E": "embed_dimension", "Tp": "predict_interval", "theta": "predict_nonlinear",
+            "tau": "predict_tau", "exclusion_radius": "predict_exclusion_radius"}
 
 
 def _sweep_dim(da: xr.DataArray, dim: str | None, var: str) -> str:
@@ -50,16 +62,19 @@ def skill(
     mark_best: bool = True,
     **kwargs: Any,
 ):
-    """Plot skill against the swept parameter (``E``, ``Tp`` or ``theta``), marking the best.
+    """Plot skill against the swept parameter (``E``, ``Tp``, ``theta``, ``tau`` or
+    ``exclusion_radius``), marking the best.
 
     Parameters
     ----------
     ds : Dataset or DataArray
-        Result of :func:`xedm.embed_dimension`, :func:`xedm.predict_interval` or
-        :func:`xedm.predict_nonlinear` (or its ``rho`` DataArray).  Other dims (e.g.
+        Result of :func:`xedm.embed_dimension`, :func:`xedm.predict_interval`,
+        :func:`xedm.predict_nonlinear`, :func:`xedm.predict_tau` or
+        :func:`xedm.predict_exclusion_radius` (or its ``rho`` DataArray).  Other dims (e.g.
         ``neuron``) give one line each.
     dim : str, optional
-        Swept dim; found among ``E``, ``Tp``, ``theta`` when not given.
+        Swept dim; found among ``E``, ``Tp``, ``theta``, ``tau``, ``exclusion_radius`` when
+        not given.
     var : str, default "rho"
         Variable to draw (``rho``, ``mae``, ``rmse``).
     ax : matplotlib Axes, optional
@@ -125,7 +140,7 @@ def skill(
         outside_legend(ax, title=", ".join(others))
     elif flat.shape[1] == 1 and mark_best:
         outside_legend(ax)
-    return ax
+    return finish(ax)
 
 
 def _check_one_series(ds: xr.Dataset, dim: str, what: str):
@@ -195,7 +210,7 @@ def prediction(ds: xr.Dataset, *, ax=None, dim: str | None = None, **kwargs: Any
     ax.set_title("; ".join(p for p in (f"{head}: {pars}" if pars else head, _skill_text(ds))
                            if p))
     outside_legend(ax)
-    return ax
+    return finish(ax)
 
 
 def smap_coefficients(
@@ -262,4 +277,4 @@ def smap_coefficients(
     axes[-1].set_xlabel(axis_name(ds, dim))
     if not with_prediction:
         axes[0].set_title(f"S-map coefficients: {params(ds.attrs, ('E', 'tau', 'Tp', 'theta'))}")
-    return fig
+    return fit_texts(fig)

@@ -7,7 +7,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ._base import axis_name, label, new_axes, new_figure, num, params
+from ._base import (
+    axis_name,
+    finish,
+    fit_texts,
+    label,
+    new_axes,
+    new_figure,
+    num,
+    params,
+)
 
 _THRESHOLDS = ("eps", "recurrence_rate")
 
@@ -72,7 +81,7 @@ def recurrence_plot(da: xr.DataArray, *, ax=None, cmap: str = "binary", **kwargs
     title = {"self": "recurrence plot", "cross": "cross recurrence plot",
              "joint": "joint recurrence plot"}.get(kind, "recurrence plot")
     ax.set_title(f"{title}\n" + ", ".join(p for p in parts if p))
-    return ax
+    return finish(ax)
 
 
 _MAIN = ("RR", "DET", "L", "LAM", "TT", "ENTR")
@@ -142,7 +151,7 @@ def rqa_measures(ds: xr.Dataset, measures=_MAIN, *, fig=None, dim: str | None = 
     extra = params(ds.attrs, ("E", "tau", "window", "step"))
     thr = _threshold_text(ds)
     axes[0].set_title(", ".join(p for p in (what, extra, thr) if p))
-    return fig
+    return fit_texts(fig)
 
 
 def _threshold_text(ds) -> str:
@@ -190,5 +199,5 @@ def rqa_histograms(ds: xr.Dataset, *, fig=None):
                                        _threshold_text(ds),
                                        f"RR={num(float(ds['RR']))}" if "RR" in ds else "")
                            if p))
-    return fig
+    return fit_texts(fig)
 

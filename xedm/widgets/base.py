@@ -106,6 +106,11 @@ def _check_param(name: str, value) -> None:
         v.check_int(name, value, _MINIMUM[name])
     elif name == "Tp":
         v.check_Tp(value)
+    elif name in ("lib", "pred") and value is not None:
+        if (np.ndim(value) != 1 or len(value) != 2
+                or not all(isinstance(i, int | np.integer) for i in value)):
+            raise ValueError(f"{name} must be (first, last) row positions or None, got "
+                             f"{value!r}")
 
 
 def _xmap_result(data) -> bool:
@@ -120,13 +125,50 @@ def _hashable(v):
     return v
 
 
+# columns of a table that keep time rather than measure the system (Year, Month of
+# cppEDM's Thrips table): listed last, never the default series
+_CLOCKS = {"time", "date", "datetime", "year", "month", "day", "doy", "hour", "minute",
+           "second", "week", "season", "index"}
+_TIME_NAMES = ("time", "date", "datetime", "t", "year", "index")
+
+
+def _clock(name: str, values) -> bool:
+    """A clock column: a calendar name, or values that only ever increase."""
+    if name.lower() in _CLOCKS:
+        return True
+    v = np.asarray(values)
+    return v.ndim == 1 and v.size > 2 and v.dtype.kind in "iu" and bool(np.all(np.diff(v) > 0))
+
+
+def _time_dim(data, given: str | None) -> str:
+    """The time dim: ``given``; else ``time``; else the only dim; else a dim named like time
+    (``Time``, ``date``, ``year``, ``index``: a table read with pandas)."""
+    if given is not None:
+        return given
+    dims = [str(d) for d in getattr(data, "dims", ())]
+    if "time" in dims or not dims:
+        return "time"
+    if len(dims) == 1:
+        return dims[0]
+    for want in _TIME_NAMES:
+        hit = [d for d in dims if d.lower() == want]
+        if hit:
+            return hit[0]
+    raise ValueError(f"cannot tell the time dimension among {dims}: pass "
+                     "time_dim='<your time dimension>'")
+
+
 def _variables(ds: xr.Dataset, time_dim: str) -> list[str]:
-    return [str(n) for n, v in ds.data_vars.items()
-            if time_dim in v.dims and v.dtype.kind in "iuf"]
+    """The numeric variables over time, the clock columns (Year, Month, ...) last."""
+    names = [str(n) for n, v in ds.data_vars.items()
+             if time_dim in v.dims and v.dtype.kind in "iuf"]
+    clocks = [n for n in names if ds[n].ndim == 1 and _clock(n, ds[n].values)]
+    return [n for n in names if n not in clocks] + clocks
 
 
 def _series_data(data, dim: str = "time") -> tuple[xr.Dataset, list[str]]:
-    """(a Dataset of series, their names) from a 1-D or 2-D DataArray or a Dataset."""
+    """(a Dataset of series, their names) from a 1-D or 2-D DataArray or a Dataset; the
+    clock columns of a table (Year, Month, ...) come last, so the first name is a series."""
     if isinstance(data, xr.Dataset):
         if dim not in data.dims:
             raise ValueError(f"dim={dim!r} is not a dimension of the data (dims: "
@@ -147,7 +189,7 @@ def _series_data(data, dim: str = "time") -> tuple[xr.Dataset, list[str]]:
         sdim = next(d for d in data.dims if d != dim)
         ds = xr.Dataset({str(label): data.sel({sdim: label}, drop=True)
                          for label in data[sdim].values})
-        return ds, [str(v) for v in data[sdim].values]
+        return ds, _variables(ds, dim)
     raise ValueError(f"explore() takes one series or a (series, {dim}) array; got dims "
                      f"{data.dims}: select first, e.g. data.isel({data.dims[0]}=0)")
 
@@ -192,6 +234,12 @@ class Debouncer:
     @property
     def pending(self) -> bool:
         return self._handle is not None
+
+    def cancel(self) -> None:
+        """Drop a pending call."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
     def flush(self) -> None:
         """Run a pending call now."""
@@ -248,17 +296,36 @@ class Explorer:
     def _changed(self, name: str):
         def on_change(change):
             self.state.update(**{name: change["new"]})
-            self._debounced()
+            self._after_change(change)
 
         return on_change
 
+    def _after_change(self, change) -> None:
+        """Redraw: debounced while the user moves a control in the browser (ipywidgets
+        holds a property lock while it applies a value from the front end), at once for a
+        value set in code (``slider.value = 3`` in a cell: the cell's own loop turn would
+        otherwise hold the redraw back until the cell ends)."""
+        if getattr(self, "_batch", False):
+            return  # set(): one redraw once every value is in
+        if getattr(change.get("owner"), "_property_lock", None):
+            self._debounced()
+        else:
+            self._debounced.cancel()
+            self.redraw()
+
     def set(self, **values: Any) -> None:
         """Move controls in code (as a user would) and redraw at once."""
-        for k, v in values.items():
+        for k in values:
             if k not in self.controls:
                 raise ValueError(f"no control {k!r}; this explorer has {sorted(self.controls)}")
-            self.controls[k].value = v
-        self._debounced.flush()
+        self._batch = True
+        try:
+            for k, v in values.items():
+                self.controls[k].value = v
+        finally:
+            self._batch = False
+        self._debounced.cancel()
+        self.redraw()
 
     def redraw(self) -> None:
         """Compute (or fetch from the cache) and draw the current state."""
@@ -269,6 +336,9 @@ class Explorer:
             return
         self.figure.clear()
         self.status.value = self.draw(results) or ""
+        from ..plot._base import fit_texts
+
+        fit_texts(self.figure, passes=1)  # titles wrapped, never clipped or run into each other
         buf = io.BytesIO()
         self.figure.savefig(buf, format="png", dpi=self.dpi)
         self.image.value = buf.getvalue()

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .base import Explorer, State, _series_data, _slider, _xmap_result
+from .base import Explorer, State, _series_data, _slider, _time_dim, _xmap_result
 
 
 class CausalMapState(State):
@@ -19,7 +19,7 @@ class CausalMapState(State):
                 "n_sizes": 6, "seed": 1, "order": "cluster"}
 
     def __init__(self, data, *, dim: str | None = None, truth=None, **kwargs: Any):
-        self.time_dim = kwargs.pop("time_dim", "time")
+        self.time_dim = kwargs.pop("time_dim", None)
         self.result = None
         if _xmap_result(data):  # a map already computed: shown as it is, no series to re-map
             res = data.assign_coords(library=[str(v) for v in data.library.values],
@@ -31,6 +31,10 @@ class CausalMapState(State):
             p["library"] = p["library"] or self.names[0]
             p["target"] = p["target"] or self.names[min(1, len(self.names) - 1)]
             return
+        if self.time_dim is None:
+            two = isinstance(data, xr.DataArray) and data.ndim == 2 and dim in data.dims
+            self.time_dim = (next(str(d) for d in data.dims if d != dim) if two
+                             else _time_dim(data, None))
         if isinstance(data, xr.Dataset) and dim is None:
             self.ds, self.names = _series_data(data, self.time_dim)
         else:
@@ -112,8 +116,11 @@ class CausalMapExplorer(Explorer):
             truth = truth.assign_coords(driver=[str(v) for v in truth.driver.values],
                                         driven=[str(v) for v in truth.driven.values])
         plot.causal_map(cmap, ax=ax_m, order=p["order"], truth=truth)
-        rows = [t.get_text() for t in ax_m.get_yticklabels()]
-        cols = [t.get_text() for t in ax_m.get_xticklabels()]
+        rows = [str(v) for v in cmap.library.values]  # the map's order (as causal_map's)
+        cols = [str(v) for v in cmap.target.values]
+        if p["order"] == "cluster" and rows == cols:
+            idx = plot.cluster_order(cmap.rho.transpose("library", "target").values)
+            rows = cols = [rows[i] for i in idx]
         if p["library"] in rows and p["target"] in cols:
             ax_m.plot([cols.index(p["target"])], [rows.index(p["library"])], "s",
                       markersize=12, markerfacecolor="none", markeredgecolor="red", mew=2)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Explorer, State, _series_data, _slider
+from .base import Explorer, State, _series_data, _slider, _time_dim
 
 
 class CausalityState(State):
@@ -19,7 +19,7 @@ class CausalityState(State):
                 "n_sizes": 6, "samples": 30, "E": 2, "tau": 1, "seed": 1, "surrogates": 19}
 
     def __init__(self, data, **kwargs: Any):
-        self.dim = kwargs.pop("dim", "time")
+        self.dim = _time_dim(data, kwargs.pop("time_dim", None) or kwargs.pop("dim", None))
         self.ds, self.names = _series_data(data, self.dim)
         if len(self.names) < 2:
             raise ValueError("the causality explorer needs at least two series")
@@ -90,7 +90,7 @@ class CausalityExplorer(Explorer):
         def on_change(change):
             lo, hi = change["new"]
             self.state.update(lib_min=int(lo), lib_max=int(hi))
-            self._debounced()
+            self._after_change(change)
 
         return on_change
 

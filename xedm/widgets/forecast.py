@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Explorer, State, _series_data, _slider
+from .base import Explorer, State, _series_data, _slider, _time_dim
 
 #: time steps of the forecast panel (the last ones): more would draw a solid band
 ZOOM = 150
@@ -15,14 +15,16 @@ class ForecastState(State):
 
     Parameters (``params``): ``column`` (state variable), ``target``, ``E``, ``tau``,
     ``Tp``, ``theta``, ``knn`` (0: the default), ``method`` ("simplex" or "smap"),
-    ``E_max``.
+    ``E_max``, and ``lib`` / ``pred``: the library and the predicted points as
+    ``(first, last)`` row positions along time, both included (None: every row; with both
+    None each point is predicted from all the others, leave-one-out).
     """
 
     defaults = {"column": None, "target": None, "E": 2, "tau": 1, "Tp": 1, "theta": 2.0,
-                "knn": 0, "method": "smap", "E_max": 8}
+                "knn": 0, "method": "smap", "E_max": 8, "lib": None, "pred": None}
 
     def __init__(self, data, **kwargs: Any):
-        self.dim = kwargs.pop("dim", "time")
+        self.dim = _time_dim(data, kwargs.pop("time_dim", None) or kwargs.pop("dim", None))
         self.ds, self.names = _series_data(data, self.dim)
         super().__init__(data, **kwargs)
         if self.params["column"] is None:
@@ -30,12 +32,29 @@ class ForecastState(State):
         if self.params["target"] is None:
             self.params["target"] = self.params["column"]
 
+    def rows(self, name: str):
+        """``lib`` or ``pred`` as a slice of time labels, both ends included (None: every
+        row)."""
+        value = self.params[name]
+        T = int(self.ds.sizes[self.dim])
+        if value is None or tuple(value) == (0, T - 1):
+            return None
+        lo, hi = (int(v) for v in value)
+        if not 0 <= lo <= hi < T:
+            raise ValueError(f"{name}={value!r}: give (first, last) rows with 0 <= first <= "
+                             f"last <= {T - 1}")
+        if self.dim not in self.ds.coords:
+            return slice(lo, hi)
+        labels = self.ds[self.dim].values
+        return slice(labels[lo], labels[hi])
+
     def results(self) -> dict:
         from ..labeled import edm, sweeps
 
         p = self.params
         common = {"columns": p["column"], "target": p["target"], "tau": p["tau"],
-                  "time_dim": self.dim, "knn": p["knn"] or None}
+                  "time_dim": self.dim, "knn": p["knn"] or None, "lib": self.rows("lib"),
+                  "pred": self.rows("pred")}
         skill_E = self.call(sweeps.embed_dimension, self.ds, E_max=p["E_max"], Tp=p["Tp"],
                             **common)
         skill_theta = self.call(sweeps.predict_nonlinear, self.ds, E=p["E"], Tp=p["Tp"],
@@ -49,9 +68,9 @@ class ForecastState(State):
 
 
 class ForecastExplorer(Explorer):
-    """Forecasting explorer: E, tau, Tp, theta, knn sliders, method and variable dropdowns;
-    draws skill vs E (chosen E marked), skill vs theta (chosen theta marked) and observed vs
-    predicted.
+    """Forecasting explorer: E, tau, Tp, theta, knn sliders, library and prediction rows
+    (range sliders), method and variable dropdowns; draws skill vs E (chosen E marked),
+    skill vs theta (chosen theta marked) and observed vs predicted.
 
     Parameters
     ----------
@@ -95,6 +114,11 @@ class ForecastExplorer(Explorer):
                                  description="method"),
         }
         self.state.params["theta"] = float(c["theta"].value)
+        T = int(self.state.ds.sizes[self.state.dim])
+        for name in ("lib", "pred"):  # rows along time; the whole series by default
+            c[name] = w.IntRangeSlider(value=p[name] or (0, T - 1), min=0, max=T - 1,
+                                       description=f"{name} rows", continuous_update=False,
+                                       style={"description_width": "initial"})
         if len(names) > 1:
             c["column"] = w.Dropdown(options=names, value=p["column"], description="column")
             c["target"] = w.Dropdown(options=names, value=p["target"], description="target")

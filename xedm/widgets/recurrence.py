@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Explorer, State, _series_data, _slider
+from .base import Explorer, State, _series_data, _slider, _time_dim
 
 
 class RecurrenceState(State):
@@ -15,7 +15,7 @@ class RecurrenceState(State):
                 "value": 0.05, "max_points": 500}
 
     def __init__(self, data, **kwargs: Any):
-        self.dim = kwargs.pop("dim", "time")
+        self.dim = _time_dim(data, kwargs.pop("time_dim", None) or kwargs.pop("dim", None))
         self.ds, self.names = _series_data(data, self.dim)
         super().__init__(data, **kwargs)
         self.params["column"] = self.params["column"] or self.names[0]

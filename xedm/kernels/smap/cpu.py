@@ -152,6 +152,21 @@ def _cholesky(Gs, R, nc):
 
 
 @njit(cache=True, inline="always")
+def unit_cholesky(G, R, sc, nc):
+    """Scale the normal matrix G (upper triangle) to unit diagonal in place (``sc``: the
+    square roots of its diagonal, the column norms of the weighted design) and factor it
+    into R; False for a zero or infinite column or a rejected pivot."""
+    for c1 in range(nc):
+        sc[c1] = np.sqrt(G[c1, c1])
+        if not (sc[c1] > 0.0 and sc[c1] < np.inf):
+            return False
+    for c1 in range(nc):
+        for c2 in range(c1, nc):
+            G[c1, c2] = G[c1, c2] / (sc[c1] * sc[c2])
+    return _cholesky(G, R, nc)
+
+
+@njit(cache=True, inline="always")
 def _solve(R, rhs, out, nc):
     """out = (R^T R)^-1 rhs (forward then back substitution)."""
     for i in range(nc):
@@ -271,16 +286,7 @@ def gram_rows(Xpad, pad, pred_t, pred_ok, E, tau, thetas, excl, off, libq, At, y
                 ra2 = ra * ra
                 for c1 in range(1, nc):
                     G[c1, c1] += ra2
-            ok = True
-            for c1 in range(nc):
-                sc[c1] = np.sqrt(G[c1, c1])
-                if not (sc[c1] > 0.0 and sc[c1] < np.inf):
-                    ok = False
-            if ok:
-                for c1 in range(nc):
-                    for c2 in range(c1, nc):
-                        G[c1, c2] = G[c1, c2] / (sc[c1] * sc[c2])
-                ok = _cholesky(G, R, nc)
+            ok = unit_cholesky(G, R, sc, nc)
             if not ok:
                 bad[b, pi] = True
                 break

@@ -73,9 +73,12 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
     A Householder vector whose squares could under- or overflow (rows of tiny weight left
     after the first reflections, huge ridge rows) is scaled by a power of 2 first.
 
+    ``rhs`` (nr, rows) holds nr right-hand sides (one row each), solved with the one
+    factorization (each exactly as it would be alone); returns the solutions (nr, nc).
     With ``svcol`` (nc,) (empty: none wanted), also returns the singular values of
     ``A diag(svcol)``, else an empty array.
     """
+    nr = rhs.shape[0]
     want_sv = svcol.shape[0] > 0
     if rows < nc:
         A = np.ascontiguousarray(At[:, :rows].T)
@@ -85,9 +88,13 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
         cn = np.empty(nc)
         for cc in range(nc):
             cn[cc] = _norm(At[cc], rows)
-        sol, _res, _rank, _s = np.linalg.lstsq(A / cn.reshape(1, nc), rhs[:rows],
-                                               eps * max(rows, nc))
-        return sol / cn, sv
+        sol = np.empty((nr, nc))
+        for k in range(nr):
+            one, _res, _rank, _s = np.linalg.lstsq(A / cn.reshape(1, nc),
+                                                   np.ascontiguousarray(rhs[k, :rows]),
+                                                   eps * max(rows, nc))
+            sol[k] = one / cn
+        return sol, sv
     for j in range(nc):
         # Householder vector for column j, rows j..rows-1 (views: plain indices vectorize)
         v = At[j, j:rows]
@@ -118,13 +125,14 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
                 f = 2.0 * dot / vnorm2
                 for i in range(n):
                     col[i] -= f * v[i]
-            r = rhs[j:rows]
-            dot = 0.0
-            for i in range(n):
-                dot += v[i] * r[i]
-            f = 2.0 * dot / vnorm2
-            for i in range(n):
-                r[i] -= f * v[i]
+            for k in range(nr):
+                r = rhs[k, j:rows]
+                dot = 0.0
+                for i in range(n):
+                    dot += v[i] * r[i]
+                f = 2.0 * dot / vnorm2
+                for i in range(n):
+                    r[i] -= f * v[i]
         v[0] = math.ldexp(alpha, ev)
     R = np.zeros((nc, nc))
     for i in range(nc):
@@ -143,13 +151,14 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
     for i in range(nc):
         dmax = max(dmax, abs(R[i, i]) / cn[i])
         dmin = min(dmin, abs(R[i, i]) / cn[i])
+    sol = np.zeros((nr, nc))
     if dmin > 1e-8 * dmax:
-        sol = np.zeros(nc)
-        for i in range(nc - 1, -1, -1):
-            acc = rhs[i]
-            for cc in range(i + 1, nc):
-                acc -= R[i, cc] * sol[cc]
-            sol[i] = acc / R[i, i]
+        for k in range(nr):
+            for i in range(nc - 1, -1, -1):
+                acc = rhs[k, i]
+                for cc in range(i + 1, nc):
+                    acc -= R[i, cc] * sol[k, cc]
+                sol[k, i] = acc / R[i, i]
         return sol, sv
     for i in range(nc):
         for cc in range(i, nc):
@@ -157,18 +166,19 @@ def _lstsq(At, rhs, rows, nc, eps, svcol):
     U, s, Vt = np.linalg.svd(R)
     cut = eps * max(rows, nc) * s[0]
     tmp = np.zeros(nc)
-    for i in range(nc):
-        if s[i] > cut:
-            acc = 0.0
-            for r in range(nc):
-                acc += U[r, i] * rhs[r]
-            tmp[i] = acc / s[i]
-    sol = np.zeros(nc)
-    for cc in range(nc):
-        acc = 0.0
+    for k in range(nr):
         for i in range(nc):
-            acc += Vt[i, cc] * tmp[i]
-        sol[cc] = acc / cn[cc]
+            tmp[i] = 0.0
+            if s[i] > cut:
+                acc = 0.0
+                for r in range(nc):
+                    acc += U[r, i] * rhs[k, r]
+                tmp[i] = acc / s[i]
+        for cc in range(nc):
+            acc = 0.0
+            for i in range(nc):
+                acc += Vt[i, cc] * tmp[i]
+            sol[k, cc] = acc / cn[cc]
     return sol, sv
 
 
@@ -294,7 +304,8 @@ def smap_qr(
                 svcol[0] = math.ldexp(1.0, -gmax)
                 for cc in range(1, nc):
                     svcol[cc] = math.ldexp(1.0, xexp[b] - gmax)
-            sol, s = _lstsq(At, rhs, rows, nc, eps, svcol)
+            sols, s = _lstsq(At, rhs.reshape((1, rows)), rows, nc, eps, svcol)
+            sol = sols[0]
             yhat = 0.0
             for cc in range(nc):
                 cs = sol[cc]  # for the scaled series
