@@ -116,7 +116,8 @@ class Bench:
             (
                 "xmap",
                 lambda f: call(
-                    f, as_dataarray(network_logistic(3, 80)), dim="series", E=2, progress=False
+                    f, as_dataarray(network_logistic(3,
+                                                     80)), series_dim="series", E=2, progress=False
                 ),
             ),
             (
@@ -124,7 +125,7 @@ class Bench:
                 lambda f: call(
                     f,
                     as_dataarray(network_logistic(3, 80)),
-                    dim="series",
+                    series_dim="series",
                     E=None,
                     E_max=4,
                     progress=False,
@@ -360,7 +361,8 @@ class Bench:
         else:
             da = as_dataarray(data)
             row.xedm_s, res = self.run_tool(
-                row, "xedm", lambda: call(f, da, dim="series", E=None, E_max=E_max, progress=False)
+                row, "xedm", lambda: call(f, da, series_dim="series", E=None, E_max=E_max,
+                                          progress=False)
             )
             if res is not None:
                 rho = res["rho"] if hasattr(res, "data_vars") else res
@@ -386,7 +388,7 @@ class Bench:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    rx = call(f, as_dataarray(sub), dim="series", E=E_c, progress=False)
+                    rx = call(f, as_dataarray(sub), series_dim="series", E=E_c, progress=False)
                 rx = rx["rho"] if hasattr(rx, "data_vars") else rx
                 if {"library", "target"} <= set(getattr(rx, "dims", ())):
                     rx = rx.transpose("library", "target")  # kEDM's [i, j] = library i

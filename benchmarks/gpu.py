@@ -333,10 +333,10 @@ def bench_xmap(args, rows):
             kw = dict(E=None, E_max=10) if chosen else dict(E=3)
             # median of --repeat calls after a warm-up, as the peers' calls under 2 s
             row["xedm_gpu"], g = timed(lambda ds=ds, kw=kw: ds.x.edm.xmap(
-                dim="series", backend="gpu", **kw), args.repeat)
+                series_dim="series", backend="gpu", **kw), args.repeat)
             if (L <= 1000 or args.quick) and args.cpu_limit >= 60:
                 row["xedm_cpu"], c = timed(lambda ds=ds, kw=kw: ds.x.edm.xmap(
-                    dim="series", backend="cpu", **kw), 1, gpu=False)
+                    series_dim="series", backend="cpu", **kw), 1, gpu=False)
                 row["max_abs_diff_rho"] = float(np.nanmax(abs(g.rho.values - c.rho.values)))
             km = kedm_gpu(args)
             tag = "chosen" if chosen else "fixed"

@@ -66,7 +66,7 @@ def warm(backend: str, E) -> None:
     import xedm
 
     x = xedm.datasets.many_series(6, 200, seed=1).x
-    x.edm.xmap(dim="series", E=E, E_max=4 if E is None else 10, backend=backend,
+    x.edm.xmap(series_dim="series", E=E, E_max=4 if E is None else 10, backend=backend,
                progress=False)
 
 

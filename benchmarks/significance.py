@@ -68,7 +68,8 @@ def peers(xedm, cases, repeat):
     for N, L in cases:
         da = xedm.datasets.many_series(N, L, seed=0).x
         X = da.transpose("series", ...).values
-        t_x, rx = best_of(lambda da=da: xedm.xmap(da, dim="series", E=E, progress=False), repeat)
+        t_x, rx = best_of(lambda da=da: xedm.xmap(da, series_dim="series", E=E, progress=False),
+                          repeat)
         emb = [np.ascontiguousarray(get_td_embedding_np(X[i][:, None], E, 1)[:, :, 0])
                for i in range(N)]
         tgt = [np.ascontiguousarray(X[i][E - 1:, None]) for i in range(N)]
@@ -94,9 +95,9 @@ def cost(xedm, N, L, n_sur, repeat):
     da = xedm.datasets.many_series(N, L, seed=0).x
     out = []
     for E in (None, 4):
-        t_plain, _ = best_of(lambda E=E: xedm.xmap(da, dim="series", E=E, progress=False),
+        t_plain, _ = best_of(lambda E=E: xedm.xmap(da, series_dim="series", E=E, progress=False),
                              repeat)
-        t_sur, res = best_of(lambda E=E: xedm.xmap(da, dim="series", E=E, surrogates=n_sur,
+        t_sur, res = best_of(lambda E=E: xedm.xmap(da, series_dim="series", E=E, surrogates=n_sur,
                                                seed=1, progress=False), max(1, repeat - 1))
         out.append({"N": N, "L": L, "E": "chosen" if E is None else E, "surrogates": n_sur,
                     "plain_s": t_plain, "surrogates_s": t_sur, "ratio": t_sur / t_plain})
@@ -110,7 +111,8 @@ def calibration(xedm, seeds, n_series, T, n_sur):
     off = ~np.eye(n_series, dtype=bool)
     for seed in range(seeds):
         X = xedm.datasets.ar1(n_series, T, 0.9, seed=100 + seed).values
-        res = xr.DataArray(X, dims=("s", "time")).edm.xmap(dim="s", surrogates=n_sur, seed=seed,
+        res = xr.DataArray(X, dims=("s", "time")).edm.xmap(series_dim="s", surrogates=n_sur,
+                                                           seed=seed,
                                                           progress=False)
         p = res.p_value.values[off]
         out.append({"seed": 100 + seed, "share_p_below_0.05": float((p < 0.05).mean()),

@@ -34,7 +34,7 @@ out = {
     "embed_dimension L=10,000 E=1..20": best(lambda: xedm.embed_dimension(x, E_max=20), 5),
     "ccm L=2,000 10 sizes x 100 samples": best(
         lambda: ds.edm.ccm(["x", "y"], lib_sizes=sizes, E=2, samples=100, seed=1), 5),
-    "xmap 100 x 1,000": best(lambda: net.x.edm.xmap(dim="series"), 3),
+    "xmap 100 x 1,000": best(lambda: net.x.edm.xmap(series_dim="series"), 3),
 }
 print(json.dumps({"layer": numba.threading_layer(), "seconds": out}))
 """

@@ -42,7 +42,7 @@ def main(out=None):
     rule = gpu_knn.SORTED_MIN_ROWS
     for name, v in (("sorted", 0), ("scan", 2**62), ("rule", rule)):
         gpu_knn.SORTED_MIN_ROWS = v
-        res[name] = timed(lambda: ds.x.edm.xmap(dim="series", backend="gpu", E=3))
+        res[name] = timed(lambda: ds.x.edm.xmap(series_dim="series", backend="gpu", E=3))
         print("xmap N=1000 L=1000 E=3", name, res[name], flush=True)
     gpu_knn.SORTED_MIN_ROWS = rule
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -22,7 +22,7 @@ def net(tmp_path):
 
 
 def xmap_args(path, out, *extra):
-    return ["xmap", path, "--var", "x", "--dim", "series", "--E-max", "4", "--block", "2",
+    return ["xmap", path, "--var", "x", "--series-dim", "series", "--E-max", "4", "--block", "2",
             "--scheduler", "synchronous", "--out", str(out), "-q", *extra]
 
 
@@ -32,7 +32,7 @@ def test_xmap_job_writes_the_map_with_its_parameters(net, tmp_path, capsys):
     assert main(xmap_args(path, out, "--Tp", "0,1")) == 0, capsys.readouterr().err
     text = capsys.readouterr().out
     assert "4 block(s) (library x target), 4 computed now" in text
-    ref = x.edm.xmap(dim="series", E_max=4, Tp=[0, 1], progress=False)
+    ref = x.edm.xmap(series_dim="series", E_max=4, Tp=[0, 1], progress=False)
     with xr.open_zarr(out) as res:
         np.testing.assert_allclose(res.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(res.E.values, ref.E.values)
@@ -78,7 +78,7 @@ def test_interrupted_job_resumes_without_recomputing(net, tmp_path, capsys, monk
     assert main(xmap_args(path, out)) == 0
     assert "2 computed now, 2 already written" in capsys.readouterr().out
     assert calls == {"block": 2, "E": 0}  # the saved blocks and the saved E: not recomputed
-    ref = x.edm.xmap(dim="series", E_max=4, progress=False)
+    ref = x.edm.xmap(series_dim="series", E_max=4, progress=False)
     with xr.open_zarr(out) as res:
         np.testing.assert_allclose(res.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(res.E.values, ref.E.values)
@@ -105,17 +105,19 @@ def test_missing_file_variable_dim(net, tmp_path, capsys):
     path, _ = net
     out = str(tmp_path / "o.zarr")
     base = ["--scheduler", "synchronous", "--out", out, "-q"]
-    assert main(["xmap", str(tmp_path / "nope.nc"), "--dim", "series", *base]) == 2
+    assert main(["xmap", str(tmp_path / "nope.nc"), "--series-dim", "series", *base]) == 2
     assert "no such file or directory" in capsys.readouterr().err
-    assert main(["xmap", path, "--var", "y", "--dim", "series", *base]) == 2
+    assert main(["xmap", path, "--var", "y", "--series-dim", "series", *base]) == 2
     assert "variable 'y' not in the file" in capsys.readouterr().err
-    assert main(["xmap", path, "--var", "x", "--dim", "neuron", *base]) == 2
-    assert "--dim 'neuron' is not a dim of 'x'" in capsys.readouterr().err
-    assert main(["xmap", path, "--var", "x", "--dim", "series", "--time-dim", "t", *base]) == 2
+    assert main(["xmap", path, "--var", "x", "--series-dim", "neuron", *base]) == 2
+    assert "--series-dim 'neuron' is not a dim of 'x'" in capsys.readouterr().err
+    assert main(["xmap", path, "--var", "x", "--series-dim", "series", "--time-dim", "t",
+                 *base]) == 2
     assert "--time-dim 't' is not a dim" in capsys.readouterr().err
-    assert main(["rqa", path, "--var", "x", "--eps", "0.1", "--dim", "t", *base]) == 2
-    assert "--dim 't' is not a dim" in capsys.readouterr().err
-    assert main(["xmap", path, "--var", "x", "--dim", "series", "--workers", "2", *base]) == 2
+    assert main(["rqa", path, "--var", "x", "--eps", "0.1", "--time-dim", "t", *base]) == 2
+    assert "--time-dim 't' is not a dim" in capsys.readouterr().err
+    assert main(["xmap", path, "--var", "x", "--series-dim", "series", "--workers", "2",
+                 *base]) == 2
     assert "not both" in capsys.readouterr().err
     assert not os.path.exists(out)
 
@@ -153,8 +155,8 @@ def test_xmap_job_on_local_cluster(net, tmp_path, capsys):
     pytest.importorskip("distributed")
     path, x = net
     out = tmp_path / "map.zarr"
-    assert main(["xmap", path, "--var", "x", "--dim", "series", "--E", "2", "--workers", "2",
+    assert main(["xmap", path, "--var", "x", "--series-dim", "series", "--E", "2", "--workers", "2",
                  "--out", str(out), "-q"]) == 0, capsys.readouterr().err
-    ref = x.edm.xmap(dim="series", E=2, progress=False)
+    ref = x.edm.xmap(series_dim="series", E=2, progress=False)
     with xr.open_zarr(out) as res:
         np.testing.assert_allclose(res.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)

@@ -45,7 +45,8 @@ def test_ccm_shallow_table_fallback_is_exact(monkeypatch, depth_factor):
     x = logistic(300, x0=0.21)
     y = logistic(300, x0=0.33)
     da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
-    out = da.edm.ccm(dim="var", lib_sizes=[40, 90], E=3, samples=2, seed=3, keep_samples=True)
+    out = da.edm.ccm(series_dim="var", lib_sizes=[40, 90], E=3, samples=2, seed=3,
+                     keep_samples=True)
     ref = naive.ccm_pair(x, y, 3, [40, 90], 2, 3)
     np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
                                rtol=1e-9)
@@ -92,10 +93,10 @@ def test_xmap_matches_naive_with_target_E_and_nan(exact_sets, monkeypatch):
     X[2, [5, 33]] = np.nan  # a third NaN pattern
     E = np.array([2, 1, 3])
     da = xr.DataArray(X, dims=("neuron", "time"), coords={"neuron": ["a", "b", "c"]})
-    out = da.edm.xmap(dim="neuron", E=E)
+    out = da.edm.xmap(series_dim="neuron", E=E)
     np.testing.assert_allclose(out.rho.values, naive.xmap(X, E), rtol=1e-9)
     assert out.E.dims == ("target",)
-    out = da.edm.xmap(dim="neuron", E=E, Tp=1, knn=2, exclusion_radius=1)
+    out = da.edm.xmap(series_dim="neuron", E=E, Tp=1, knn=2, exclusion_radius=1)
     np.testing.assert_allclose(out.rho.values, naive.xmap(X, E, Tp=1, knn=2, excl=1),
                                rtol=1e-9)
 
@@ -117,7 +118,7 @@ def test_xmap_chooses_E_per_series(one_per_batch, monkeypatch):
     ds = xedm.datasets.many_series(4, 200, seed=2)
     da = ds.x
     sd = da.dims[0]
-    out = da.edm.xmap(dim=sd, E_max=5)
+    out = da.edm.xmap(series_dim=sd, E_max=5)
     for i in range(4):
         best = da.isel({sd: i}).edm.embed_dimension(E_max=5).attrs["best_E"]
         assert int(out.E[i]) == best
@@ -129,9 +130,9 @@ def test_xmap_broadcast_and_dask():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((2, 3, 80)).cumsum(axis=-1)
     da = xr.DataArray(X, dims=("trial", "neuron", "time"))
-    out = da.edm.xmap(dim="neuron", E=2)
+    out = da.edm.xmap(series_dim="neuron", E=2)
     assert out.rho.dims == ("trial", "library", "target")
-    lazy = da.chunk({"trial": 1}).edm.xmap(dim="neuron", E=2)
+    lazy = da.chunk({"trial": 1}).edm.xmap(series_dim="neuron", E=2)
     xr.testing.assert_allclose(lazy.compute(), out)
     np.testing.assert_allclose(out.rho.values[1], naive.xmap(X[1], [2, 2, 2]), rtol=1e-9)
 
@@ -145,7 +146,7 @@ def test_cross_map_errors():
     with pytest.raises(ValueError, match="unknown variable"):
         ds.edm.ccm(["x", "q"], lib_sizes=[20], E=2)
     with pytest.raises(ValueError, match="series dimension"):
-        ds.x.edm.xmap(dim="neuron")
+        ds.x.edm.xmap(series_dim="neuron")
     with pytest.raises(ValueError, match="at least two"):
         ds.edm.ccm(["x"], lib_sizes=[20], E=2)
 
@@ -262,10 +263,10 @@ def test_xmap_some_series_all_nan(E):
     da = _net()
     da[1] = np.nan
     with pytest.warns(UserWarning, match="series \\['b'\\] along 'neuron' are all NaN"):
-        out = da.edm.xmap(dim="neuron", E=E, E_max=4, progress=False)
+        out = da.edm.xmap(series_dim="neuron", E=E, E_max=4, progress=False)
     rho = out.rho.values
     assert np.isnan(rho[1]).all() and np.isnan(rho[:, 1]).all()
-    ref = da.isel(neuron=[0, 2]).edm.xmap(dim="neuron", E=E, E_max=4, progress=False)
+    ref = da.isel(neuron=[0, 2]).edm.xmap(series_dim="neuron", E=E, E_max=4, progress=False)
     np.testing.assert_array_equal(rho[np.ix_([0, 2], [0, 2])], ref.rho.values)
     np.testing.assert_array_equal(out.E.values[[0, 2]], ref.E.values)
     if E is None:
@@ -277,9 +278,9 @@ def test_ccm_some_series_all_nan():
     da[2] = np.nan
     kw = {"lib_sizes": [10, 50], "E": 2, "samples": 4, "seed": 3, "progress": False}
     with pytest.warns(UserWarning, match="series \\['c'\\] along 'neuron' are all NaN"):
-        out = da.edm.ccm(dim="neuron", **kw)
+        out = da.edm.ccm(series_dim="neuron", **kw)
     assert np.isnan(out.rho.values[2]).all() and np.isnan(out.rho.values[:, 2]).all()
-    ref = da.isel(neuron=[0, 1]).edm.ccm(dim="neuron", **kw)
+    ref = da.isel(neuron=[0, 1]).edm.ccm(series_dim="neuron", **kw)
     np.testing.assert_array_equal(out.rho.values[:2, :2], ref.rho.values)
     assert (out.n_valid.values[2] == 0).all()
 
@@ -288,20 +289,20 @@ def test_xmap_all_nan_in_some_slices_and_dask():
     da = _net()
     X = xr.concat([da, da * np.nan], dim="trial")
     with pytest.warns(UserWarning, match="in some slices of the other dims"):
-        out = X.edm.xmap(dim="neuron", E=2, progress=False)
+        out = X.edm.xmap(series_dim="neuron", E=2, progress=False)
     assert np.isnan(out.rho.values[1]).all()
     np.testing.assert_array_equal(out.rho.values[0],
-                                  da.edm.xmap(dim="neuron", E=2, progress=False).rho.values)
+                                  da.edm.xmap(series_dim="neuron", E=2, progress=False).rho.values)
     # dask: each chunk is checked at compute time; a chunk with nothing finite warns (the
     # others may be fine), and the results are those of numpy
-    lazy = X.chunk({"trial": 1}).edm.xmap(dim="neuron", E=2, progress=False)
+    lazy = X.chunk({"trial": 1}).edm.xmap(series_dim="neuron", E=2, progress=False)
     with pytest.warns(UserWarning, match="one dask chunk of the data.*all NaN"):
         xr.testing.assert_identical(lazy.compute(), out)
-    lazy = X.chunk({"trial": 2}).edm.xmap(dim="neuron", E=2, progress=False)
+    lazy = X.chunk({"trial": 2}).edm.xmap(series_dim="neuron", E=2, progress=False)
     with pytest.warns(UserWarning, match="all NaN"):
         xr.testing.assert_identical(lazy.compute(), out)
     with pytest.raises(ValueError, match="all NaN"):  # numpy: the whole data, nothing finite
-        X.isel(trial=[1]).edm.xmap(dim="neuron", E=2, progress=False)
+        X.isel(trial=[1]).edm.xmap(series_dim="neuron", E=2, progress=False)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int16", "int64"])
@@ -309,9 +310,10 @@ def test_cross_map_dtypes_cast_to_float64(dtype):
     da = (_net() * 100).astype(dtype)
     ref64 = da.astype(np.float64)
     kw = {"lib_sizes": [10, 60], "E": 2, "samples": 3, "seed": 1, "progress": False}
-    xr.testing.assert_identical(da.edm.xmap(dim="neuron", E=2, progress=False),
-                                ref64.edm.xmap(dim="neuron", E=2, progress=False))
-    xr.testing.assert_identical(da.edm.ccm(dim="neuron", **kw), ref64.edm.ccm(dim="neuron", **kw))
+    xr.testing.assert_identical(da.edm.xmap(series_dim="neuron", E=2, progress=False),
+                                ref64.edm.xmap(series_dim="neuron", E=2, progress=False))
+    xr.testing.assert_identical(da.edm.ccm(series_dim="neuron", **kw),
+                                ref64.edm.ccm(series_dim="neuron", **kw))
     assert da.dtype == dtype  # the input keeps its dtype
 
 
@@ -335,22 +337,23 @@ def test_ccm_lib_sizes_beyond_the_library():
 
 def test_cross_map_labels_time_and_layout():
     da = _net()
-    ref_x = da.edm.xmap(dim="neuron", E=2, progress=False)
-    ref_c = da.edm.ccm(dim="neuron", lib_sizes=[20], E=2, samples=2, seed=0, progress=False)
+    ref_x = da.edm.xmap(series_dim="neuron", E=2, progress=False)
+    ref_c = da.edm.ccm(series_dim="neuron", lib_sizes=[20], E=2, samples=2, seed=0, progress=False)
     # datetime time coordinate: same numbers
     dt = da.assign_coords(time=xr.date_range("2000-01-01", periods=da.sizes["time"]))
-    np.testing.assert_array_equal(dt.edm.xmap(dim="neuron", E=2, progress=False).rho,
+    np.testing.assert_array_equal(dt.edm.xmap(series_dim="neuron", E=2, progress=False).rho,
                                   ref_x.rho)
     # the series dim may be named like a result dim
     for name in ["library", "target", "E", "lib_size", "sample"]:
-        out = da.rename(neuron=name).edm.xmap(dim=name, E=2, progress=False)
+        out = da.rename(neuron=name).edm.xmap(series_dim=name, E=2, progress=False)
         np.testing.assert_array_equal(out.rho, ref_x.rho)
         assert out.attrs["series_dim"] == name
-        out = da.rename(neuron=name).edm.ccm(dim=name, lib_sizes=[20], E=2, samples=2, seed=0,
+        out = da.rename(neuron=name).edm.ccm(series_dim=name, lib_sizes=[20], E=2, samples=2,
+                                             seed=0,
                                              progress=False)
         np.testing.assert_array_equal(out.rho, ref_c.rho)
     # a single series: its own cross map (the diagonal)
-    one = da.isel(neuron=[0]).edm.xmap(dim="neuron", E=2, progress=False)
+    one = da.isel(neuron=[0]).edm.xmap(series_dim="neuron", E=2, progress=False)
     assert one.rho.shape == (1, 1) and one.rho.values[0, 0] == ref_x.rho.values[0, 0]
     # a Dataset whose variables have another dim broadcasts over it
     ds = xr.Dataset({"a": da[0].drop_vars("neuron").expand_dims(trial=2),
@@ -358,7 +361,7 @@ def test_cross_map_labels_time_and_layout():
     out = ds.edm.xmap(columns=["a", "b"], E=2, progress=False)
     assert out.rho.dims == ("trial", "library", "target")
     np.testing.assert_array_equal(out.rho.values[1],
-                                  da.isel(neuron=[0, 1]).edm.xmap(dim="neuron", E=2,
+                                  da.isel(neuron=[0, 1]).edm.xmap(series_dim="neuron", E=2,
                                                                   progress=False).rho.values)
 
 

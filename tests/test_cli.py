@@ -135,7 +135,7 @@ def test_xmap_missing_function_is_a_clear_error(series_file, tmp_path, capsys, m
     monkeypatch.delattr(xedm, "xmap", raising=False)
     monkeypatch.setitem(sys.modules, "xedm.labeled.xmap", None)
     path, _ = series_file
-    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "o.nc")]) == 2
+    assert main(["xmap", str(path), "--series-dim", "neuron", "--out", str(tmp_path / "o.nc")]) == 2
     assert "xedm.xmap is not available" in capsys.readouterr().err
 
 
@@ -155,7 +155,7 @@ def test_xmap_plumbing_with_stub(series_file, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(xedm, "xmap", fake_xmap, raising=False)
     path, da = series_file
     out = tmp_path / "xmap.nc"
-    rc = main(["xmap", str(path), "--var", "activity", "--dim", "neuron", "--E", "3",
+    rc = main(["xmap", str(path), "--var", "activity", "--series-dim", "neuron", "--E", "3",
                "--out", str(out), "-q"])
     assert rc == 0, capsys.readouterr().err
     assert seen == {"dim": "neuron", "E": 3, "tau": 1, "name": "activity", "progress": False}
@@ -169,7 +169,8 @@ def test_xmap_plumbing_with_stub(series_file, tmp_path, capsys, monkeypatch):
 def test_xmap_option_the_function_lacks_is_an_error(series_file, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(xedm, "xmap", lambda da, dim: da, raising=False)
     path, _ = series_file
-    rc = main(["xmap", str(path), "--dim", "neuron", "--Tp", "2", "--out", str(tmp_path / "o.nc")])
+    rc = main(["xmap", str(path), "--series-dim", "neuron", "--Tp", "2", "--out",
+               str(tmp_path / "o.nc")])
     assert rc == 2
     assert "'Tp'" in capsys.readouterr().err
 
@@ -178,11 +179,11 @@ def test_xmap_bad_inputs(series_file, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(xedm, "xmap", lambda da, dim: da, raising=False)
     path, _ = series_file
     out = str(tmp_path / "o.nc")
-    assert main(["xmap", str(tmp_path / "missing.nc"), "--dim", "neuron", "--out", out]) == 2
+    assert main(["xmap", str(tmp_path / "missing.nc"), "--series-dim", "neuron", "--out", out]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["xmap", str(path), "--dim", "cell", "--out", out]) == 2
+    assert main(["xmap", str(path), "--series-dim", "cell", "--out", out]) == 2
     assert "'cell'" in capsys.readouterr().err
-    assert main(["xmap", str(path), "--var", "nope", "--dim", "neuron", "--out", out]) == 2
+    assert main(["xmap", str(path), "--var", "nope", "--series-dim", "neuron", "--out", out]) == 2
     assert "'nope'" in capsys.readouterr().err
 
 
@@ -192,7 +193,8 @@ def test_xmap_real(tmp_path, capsys):
     path = tmp_path / "net.nc"
     ds[["x"]].to_netcdf(path)
     out = tmp_path / "xmap.nc"
-    rc = main(["xmap", str(path), "--var", "x", "--dim", "series", "--E", "2", "--out", str(out),
+    rc = main(["xmap", str(path), "--var", "x", "--series-dim", "series", "--E", "2", "--out",
+               str(out),
                "-q"])
     assert rc == 0, capsys.readouterr().err
     with xr.open_dataset(out) as res:
@@ -204,17 +206,18 @@ def test_xmap_significance_and_lags(tmp_path, capsys):
     path = tmp_path / "net.nc"
     ds[["x"]].to_netcdf(path)
     out = tmp_path / "sig.nc"
-    rc = main(["xmap", str(path), "--var", "x", "--dim", "series", "--E", "2", "--Tp", "-2,-1,0",
+    rc = main(["xmap", str(path), "--var", "x", "--series-dim", "series", "--E", "2", "--Tp",
+               "-2,-1,0",
                "--surrogates", "19", "--seed", "4", "--out", str(out), "-q"])
     text = capsys.readouterr()
     assert rc == 0, text.err
     assert "links with q_value <= 0.05 (19 ebisuzaki surrogates, seed 4)" in text.out
-    ref = ds.x.edm.xmap(dim="series", E=2, Tp=[-2, -1, 0], surrogates=19, seed=4)
+    ref = ds.x.edm.xmap(series_dim="series", E=2, Tp=[-2, -1, 0], surrogates=19, seed=4)
     with xr.open_dataset(out) as res:
         assert res.p_value.dims == ("library", "target", "Tp")
         np.testing.assert_array_equal(res.p_value.values, ref.p_value.values)
         np.testing.assert_array_equal(res.best_Tp.values, ref.best_Tp.values)
-    assert main(["xmap", str(path), "--var", "x", "--dim", "series", "--Tp", "1,x"]) == 2
+    assert main(["xmap", str(path), "--var", "x", "--series-dim", "series", "--Tp", "1,x"]) == 2
     assert "comma-separated list of integers" in capsys.readouterr().err
 
 
@@ -326,7 +329,7 @@ def test_demo_errors_of_the_analysis_are_one_line(tmp_path, capsys):
         assert "backend='gpu'" in _one_error_line(capsys)
     assert main(["demo", "--n", "150", "--E-max", "80", "--out", str(tmp_path / "d.png"),
                  "-q"]) == 2
-    assert "knn+1" in _one_error_line(capsys)
+    assert "needs at least knn" in _one_error_line(capsys)  # lib and pred are disjoint halves
     assert not (tmp_path / "d.png").exists()
 
 
@@ -352,7 +355,7 @@ def test_demo_unexpected_error_is_one_line(tmp_path, capsys, monkeypatch):
 )
 def test_xmap_usage_errors(series_file, args, words, capsys):
     path, _ = series_file
-    assert main(["xmap", str(path), "--dim", "neuron", *args]) == 2
+    assert main(["xmap", str(path), "--series-dim", "neuron", *args]) == 2
     assert words in _one_error_line(capsys)
 
 
@@ -360,29 +363,30 @@ def test_xmap_input_errors_are_one_line(series_file, tmp_path, capsys):
     path, _ = series_file
     out = str(tmp_path / "o.nc")
     cases = [
-        ([str(tmp_path / "missing.nc"), "--dim", "neuron"], "no such file"),
-        ([str(path), "--dim", "cell"], "'cell'"),
-        ([str(path), "--var", "nope", "--dim", "neuron"], "'nope'"),
-        ([str(path), "--dim", "neuron", "--time-dim", "t"], "time_dim='t'"),
-        ([str(path), "--dim", "neuron", "--Tp", "500"], "Tp=500"),
-        ([str(path), "--dim", "neuron", "--E", "2", "--Tp", "-500"], "Tp=-500"),
-        ([str(path), "--dim", "neuron", "--E", "200"], "(E-1)*tau"),
-        ([str(path), "--dim", "time"], "dim='time'"),
+        ([str(tmp_path / "missing.nc"), "--series-dim", "neuron"], "no such file"),
+        ([str(path), "--series-dim", "cell"], "'cell'"),
+        ([str(path), "--var", "nope", "--series-dim", "neuron"], "'nope'"),
+        ([str(path), "--series-dim", "neuron", "--time-dim", "t"], "time_dim='t'"),
+        ([str(path), "--series-dim", "neuron", "--Tp", "500"], "Tp=500"),
+        ([str(path), "--series-dim", "neuron", "--E", "2", "--Tp", "-500"], "Tp=-500"),
+        ([str(path), "--series-dim", "neuron", "--E", "200"], "(E-1)*tau"),
+        ([str(path), "--series-dim", "time"], "dim='time'"),
     ]
     for args, words in cases:
         assert main(["xmap", *args, "--out", out, "-q"]) == 2, args
         assert words in _one_error_line(capsys), args
     assert not (tmp_path / "o.nc").exists()
     # the output directory must exist; a directory is not a file name
-    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "no" / "o.nc")]) == 2
+    assert main(["xmap", str(path), "--series-dim", "neuron", "--out",
+                 str(tmp_path / "no" / "o.nc")]) == 2
     assert "does not exist" in _one_error_line(capsys)
     (tmp_path / "d.nc").mkdir()
-    assert main(["xmap", str(path), "--dim", "neuron", "--out", str(tmp_path / "d.nc")]) == 2
+    assert main(["xmap", str(path), "--series-dim", "neuron", "--out", str(tmp_path / "d.nc")]) == 2
     assert "is a directory" in _one_error_line(capsys)
     # a file that is not NetCDF
     bad = tmp_path / "bad.nc"
     bad.write_text("not netcdf")
-    assert main(["xmap", str(bad), "--dim", "neuron", "--out", out]) == 2
+    assert main(["xmap", str(bad), "--series-dim", "neuron", "--out", out]) == 2
     assert "cannot open" in _one_error_line(capsys)
 
 
@@ -392,7 +396,8 @@ def test_xmap_all_nan_file_fails_without_writing(tmp_path, capsys):
     path = tmp_path / "nan.nc"
     da.to_dataset().to_netcdf(path)
     out = tmp_path / "o.nc"
-    assert main(["xmap", str(path), "--dim", "neuron", "--E", "2", "--out", str(out), "-q"]) == 2
+    assert main(["xmap", str(path), "--series-dim", "neuron", "--E", "2", "--out", str(out),
+                 "-q"]) == 2
     assert "all NaN" in _one_error_line(capsys)
     assert not out.exists()
 
@@ -405,7 +410,8 @@ def test_xmap_partly_nan_file_warns_in_one_line(tmp_path, capsys):
     path = tmp_path / "net.nc"
     x.to_dataset(name="x").to_netcdf(path)
     out = tmp_path / "o.nc"
-    assert main(["xmap", str(path), "--dim", "series", "--E", "2", "--out", str(out), "-q"]) == 0
+    assert main(["xmap", str(path), "--series-dim", "series", "--E", "2", "--out", str(out),
+                 "-q"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("xedm: warning: xmap: series") and "all NaN" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -420,7 +426,8 @@ def test_xmap_zarr_roundtrip(tmp_path, capsys):
     store = tmp_path / "in.zarr"
     ds[["x"]].to_zarr(store)  # opened back with dask: computed inside the command
     out = tmp_path / "o.zarr"
-    assert main(["xmap", str(store), "--dim", "series", "--E", "2", "--out", str(out), "-q"]) == 0
+    assert main(["xmap", str(store), "--series-dim", "series", "--E", "2", "--out", str(out),
+                 "-q"]) == 0
     with xr.open_zarr(out) as res:
         assert res.rho.sizes == {"library": 3, "target": 3}
 
@@ -437,7 +444,8 @@ def test_xmap_write_failure_is_one_line_and_leaves_nothing(tmp_path, capsys, mon
         raise OSError("disk full")
 
     monkeypatch.setattr(xr.Dataset, "to_netcdf", fail)
-    assert main(["xmap", str(path), "--dim", "series", "--E", "2", "--out", str(nc), "-q"]) == 1
+    assert main(["xmap", str(path), "--series-dim", "series", "--E", "2", "--out", str(nc),
+                 "-q"]) == 1
     assert "cannot write" in _one_error_line(capsys)
     assert not nc.exists()
 

@@ -41,7 +41,7 @@ def snapshot(path) -> dict:
 
 
 def xmap_args(path, out, *extra, E=("--E", "2")):
-    return ["xmap", str(path), "--var", "x", "--dim", "series", *E, "--block", "2",
+    return ["xmap", str(path), "--var", "x", "--series-dim", "series", *E, "--block", "2",
             "--scheduler", "synchronous", "--out", str(out), "-q", *extra]
 
 
@@ -323,7 +323,7 @@ def _zarr_input(tmp_path, data):
 
 def _nc(command, src, out):
     if command == "xmap":
-        return ["xmap", str(src), "--var", "x", "--dim", "series", "--E", "2", "--out",
+        return ["xmap", str(src), "--var", "x", "--series-dim", "series", "--E", "2", "--out",
                 str(out), "-q"]
     return ["rqa", str(src), "--var", "x", "--E", "2", "--rr", "0.1", "--out", str(out), "-q"]
 
@@ -436,7 +436,7 @@ def test_partly_nan_input(data, tmp_path, capsys):
     assert main(xmap_args(path, tmp_path / "m.zarr")) == 0
     err = capsys.readouterr().err
     assert err.count("xedm: warning:") == 1 and "series [3] along 'series' are all NaN" in err
-    ref = ds.x.edm.xmap(dim="series", E=2, progress=False)
+    ref = ds.x.edm.xmap(series_dim="series", E=2, progress=False)
     with xr.open_zarr(tmp_path / "m.zarr") as res:
         np.testing.assert_array_equal(res.rho.values, ref.rho.values)
     assert main(rqa_args(path, tmp_path / "r.zarr")) == 2  # as in memory: finite data only

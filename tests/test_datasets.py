@@ -357,7 +357,7 @@ def test_many_series_drivers_matter_only_downstream():
 
 
 def test_many_series_custom_dim():
-    ds = datasets.many_series(4, 20, dim="neuron")
+    ds = datasets.many_series(4, 20, series_dim="neuron")
     assert ds.x.dims == ("neuron", "time")
 
 
@@ -482,8 +482,8 @@ def test_parameter_range(name, kwargs, param):
         ("many_series", {"r": "a"}, "r"),
         ("many_series", {"r": None}, "r"),
         ("many_series", {"r": (3.7, "b")}, "r"),
-        ("many_series", {"dim": 3}, "dim"),
-        ("many_series", {"dim": None}, "dim"),
+        ("many_series", {"series_dim": 3}, "series_dim"),
+        ("many_series", {"series_dim": None}, "series_dim"),
     ],
 )
 def test_parameter_type(name, kwargs, param):
@@ -491,7 +491,7 @@ def test_parameter_type(name, kwargs, param):
 
 
 def test_many_series_dim_must_not_clash():
-    _raises_naming(ValueError, "dim", lambda: datasets.many_series(3, 20, dim="time"))
+    _raises_naming(ValueError, "series_dim", lambda: datasets.many_series(3, 20, series_dim="time"))
 
 
 def test_fuzz_reports():

@@ -44,7 +44,7 @@ def test_cupy_in_cupy_out_numpy_in_numpy_out(monkeypatch):
             assert isinstance(a[name].data, cp.ndarray), name
             assert type(b[name].data) is np.ndarray, name
             np.testing.assert_array_equal(np.asarray(a[name].data), b[name].values)
-    a, b = xedm.xmap(G, dim="series", E=2), xedm.xmap(X, dim="series", E=2)
+    a, b = xedm.xmap(G, series_dim="series", E=2), xedm.xmap(X, series_dim="series", E=2)
     assert isinstance(a.rho.data, cp.ndarray) and type(b.rho.data) is np.ndarray
     np.testing.assert_array_equal(np.asarray(a.rho.data), b.rho.values)
     assert isinstance(g.data, cp.ndarray)  # the input is unchanged

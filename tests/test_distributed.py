@@ -32,7 +32,7 @@ def same(a, b):
 @pytest.mark.parametrize("chunk", [1, 4, 9])
 @pytest.mark.parametrize("target_block", [2, 9])
 def test_blocks_equal_in_memory(series, chunk, target_block):
-    ref = series.edm.xmap(dim="series", E_max=5, Tp=[0, 1], progress=False)
+    ref = series.edm.xmap(series_dim="series", E_max=5, Tp=[0, 1], progress=False)
     rho, E = xmap_blocks(series.chunk({"series": chunk}).data, E=None, E_max=5, tau=1,
                          Tp=[0, 1], knn=None, excl=0, backend="cpu",
                          target_block=target_block)
@@ -47,9 +47,9 @@ def test_accessor_lazy_and_equal(series):
     x = series.copy()
     x[2] = np.nan  # an all-NaN series: its row and column NaN, E = 1
     with pytest.warns(UserWarning, match="all NaN"):
-        ref = x.edm.xmap(dim="series", E_max=4, progress=False)
+        ref = x.edm.xmap(series_dim="series", E_max=4, progress=False)
     lazy = x.chunk({"series": 3})
-    out = lazy.edm.xmap(dim="series", E_max=4, progress=False)
+    out = lazy.edm.xmap(series_dim="series", E_max=4, progress=False)
     assert out.rho.chunks is not None and out.E.chunks is not None  # nothing computed yet
     with pytest.warns(UserWarning, match="all NaN"):
         got = out.compute(scheduler="sync")
@@ -61,8 +61,8 @@ def test_accessor_lazy_and_equal(series):
 
 def test_E_given_and_knn(series):
     E = np.array([1, 2, 3, 2, 1, 3, 2, 2, 1])
-    ref = series.edm.xmap(dim="series", E=E, knn=3, exclusion_radius=2, progress=False)
-    out = series.chunk({"series": 2}).edm.xmap(dim="series", E=E, knn=3, exclusion_radius=2,
+    ref = series.edm.xmap(series_dim="series", E=E, knn=3, exclusion_radius=2, progress=False)
+    out = series.chunk({"series": 2}).edm.xmap(series_dim="series", E=E, knn=3, exclusion_radius=2,
                                                 progress=False)
     same(out.rho.compute(scheduler="sync").values, ref.rho.values)
 
@@ -99,10 +99,10 @@ def test_one_table_per_library_and_block(series, monkeypatch):
 
 def test_zarr(series, tmp_path):
     pytest.importorskip("zarr")
-    out = series.chunk({"series": 3}).edm.xmap(dim="series", E=2, progress=False)
+    out = series.chunk({"series": 3}).edm.xmap(series_dim="series", E=2, progress=False)
     out.to_zarr(tmp_path / "map.zarr")
     back = xr.open_zarr(tmp_path / "map.zarr")
-    ref = series.edm.xmap(dim="series", E=2, progress=False)
+    ref = series.edm.xmap(series_dim="series", E=2, progress=False)
     same(back.rho.values, ref.rho.values)
     assert back.rho.encoding["chunks"] == (3, 9)
 
@@ -110,9 +110,9 @@ def test_zarr(series, tmp_path):
 def test_time_chunks_warn_with_cost(series):
     lazy = series.chunk({"series": 3, "time": 40})
     with pytest.warns(UserWarning, match=r"split into 4 dask chunks.*chunk\(\{'time': -1\}\)"):
-        out = lazy.edm.xmap(dim="series", E=2, progress=False)
+        out = lazy.edm.xmap(series_dim="series", E=2, progress=False)
     same(out.rho.compute(scheduler="sync").values,
-         series.edm.xmap(dim="series", E=2, progress=False).rho.values)
+         series.edm.xmap(series_dim="series", E=2, progress=False).rho.values)
 
 
 def test_block_sizes_rule():
@@ -142,8 +142,8 @@ def client():
 
 @pytest.mark.distributed
 def test_local_cluster_equal(client, series):
-    ref = series.edm.xmap(dim="series", E_max=4, progress=False)
-    out = series.chunk({"series": 2}).edm.xmap(dim="series", E_max=4, progress=False)
+    ref = series.edm.xmap(series_dim="series", E_max=4, progress=False)
+    out = series.chunk({"series": 2}).edm.xmap(series_dim="series", E_max=4, progress=False)
     got = out.compute()  # the Client is the default scheduler
     same(got.rho.values, ref.rho.values)
     np.testing.assert_array_equal(got.E.values, ref.E.values)
@@ -166,8 +166,8 @@ def test_killed_worker_is_survived(client, series, tmp_path):
             os.kill(os.getpid(), signal.SIGKILL)
         return block.shape
 
-    ref = series.edm.xmap(dim="series", E_max=4, progress=False)
-    out = series.chunk({"series": 1}).edm.xmap(dim="series", E_max=4, progress=False)
+    ref = series.edm.xmap(series_dim="series", E_max=4, progress=False)
+    out = series.chunk({"series": 1}).edm.xmap(series_dim="series", E_max=4, progress=False)
     before = set(client.scheduler_info()["workers"])
     # the killer depends on the first block, so the kill falls between the map's blocks
     killer = dask.delayed(kill_once)(out.rho.data.blocks[0, 0], flag)

@@ -280,12 +280,12 @@ def test_public_xmap_chosen_E_keeps_tables_gpu(kw, nan, monkeypatch):
 
     monkeypatch.setattr(ccm, "_choose_E_kept", spy)
     da = _data(5, n=6, T=260, nan=nan)
-    a = da.edm.xmap(dim="unit", backend="gpu", **kw)
+    a = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
     assert calls == [True]
-    b = da.edm.xmap(dim="unit", backend="cpu", **kw)
+    b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
     _same(a.copy(), b)
     monkeypatch.setattr(ccm, "XMAP_KEEP_FRACTION", 0.0)  # the two-pass path
-    c = da.edm.xmap(dim="unit", backend="gpu", **kw)
+    c = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
     assert calls == [True, False]
     _same(c, a)
     if "Tp" not in kw and "surrogates" not in kw:
@@ -364,12 +364,12 @@ def test_public_embed_dimension_and_predict_interval_gpu():
 def test_public_xmap_gpu():
     da = _data(3, n=5, T=300)
     for kw in (dict(E=2), dict(E=None, E_max=5), dict(E=3, Tp=[-1, 0, 2], exclusion_radius=2)):
-        a = da.edm.xmap(dim="unit", backend="gpu", **kw)
-        b = da.edm.xmap(dim="unit", backend="cpu", **kw)
+        a = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+        b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
         _same(a, b)
     E = np.full(5, 2)
     ref = naive.xmap(np.where(np.isfinite(da.values), da.values, np.nan), E)
-    got = da.edm.xmap(dim="unit", E=2, backend="gpu").rho.values
+    got = da.edm.xmap(series_dim="unit", E=2, backend="gpu").rho.values
     np.testing.assert_allclose(got, ref, rtol=1e-9)
 
 
@@ -452,8 +452,8 @@ def test_public_ccm_gpu():
     for kw in (dict(E=3, lib_sizes=[20, 60, 240], samples=8, seed=1),
                dict(E=2, lib_sizes=[30, 100], samples=5, seed=2, Tp=[-1, 0],
                     exclusion_radius=2)):
-        a = da.edm.ccm(dim="unit", backend="gpu", **kw)
-        b = da.edm.ccm(dim="unit", backend="cpu", **kw)
+        a = da.edm.ccm(series_dim="unit", backend="gpu", **kw)
+        b = da.edm.ccm(series_dim="unit", backend="cpu", **kw)
         _same(a, b)
 
 
@@ -465,7 +465,8 @@ def test_public_ccm_gpu_matches_naive(monkeypatch, depth_factor):
     x = np.round(np.cumsum(r.standard_normal(200)), 0)  # ties
     y = np.sin(np.arange(200) * 0.37) + 0.1 * r.standard_normal(200)
     da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
-    out = da.edm.ccm(dim="var", lib_sizes=[15, 60], E=3, samples=3, seed=4, keep_samples=True,
+    out = da.edm.ccm(series_dim="var", lib_sizes=[15, 60], E=3, samples=3, seed=4,
+                     keep_samples=True,
                      exclusion_radius=1, backend="gpu")
     ref = naive.ccm_pair(x, y, 3, [15, 60], 3, 4, excl=1)
     np.testing.assert_allclose(out.rho_sample.sel(library="x", target="y").values, ref,
@@ -570,7 +571,7 @@ def test_cupy_in_cupy_out():
             assert isinstance(b[name].data, np.ndarray), name
             np.testing.assert_array_equal(cp.asnumpy(a[name].data), b[name].values)
     X = xedm.datasets.many_series(4, 200, seed=0).x
-    a = xedm.xmap(X.copy(data=cp.asarray(X.values)), dim="series", E=2, backend="gpu")
+    a = xedm.xmap(X.copy(data=cp.asarray(X.values)), series_dim="series", E=2, backend="gpu")
     assert isinstance(a.rho.data, cp.ndarray)
 
 

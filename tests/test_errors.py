@@ -29,7 +29,7 @@ FUNCS = ["simplex", "smap", "predict_interval", "predict_nonlinear"]
         ({"E": 2, "pred": np.ones(3, bool)}, ValueError, "pred"),
         ({"E": 2, "backend": "tpu"}, ValueError, "backend"),
         ({"E": 2, "neighbors": "magic"}, ValueError, "neighbors"),
-        ({"E": 2, "dim": "t"}, ValueError, "dim='t'"),
+        ({"E": 2, "time_dim": "t"}, ValueError, "time_dim='t'"),
     ],
 )
 def test_bad_parameters(func, kw, err, words):
@@ -63,9 +63,9 @@ def test_dataset_variables():
 
 def test_missing_time_dim():
     da = xr.DataArray(np.zeros((3, 40)), dims=("neuron", "sample"))
-    with pytest.raises(ValueError, match="dim='time' is not a dimension"):
+    with pytest.raises(ValueError, match="time_dim='time' is not a dimension"):
         da.edm.simplex(E=2)
-    assert da.edm.simplex(E=2, dim="sample").rho.dims == ("neuron",)
+    assert da.edm.simplex(E=2, time_dim="sample").rho.dims == ("neuron",)
 
 
 def test_solver_and_theta_errors():
@@ -132,14 +132,14 @@ def _ccm(data=pair, **kw):
     kw = {"lib_sizes": [10, 50], "E": 2, "samples": 3, "seed": 0, "progress": False, **kw}
     if isinstance(data, xr.Dataset):
         return data.edm.ccm(["x", "y"], **kw)
-    return data.edm.ccm(dim="var", **kw)
+    return data.edm.ccm(series_dim="var", **kw)
 
 
 def _xmap(data=net, **kw):
     kw = {"E": 2, "progress": False, **kw}
     if isinstance(data, xr.Dataset):
         return data.edm.xmap(columns=["x", "y"], **kw)
-    return data.edm.xmap(dim="var", **kw)
+    return data.edm.xmap(series_dim="var", **kw)
 
 
 @pytest.mark.parametrize("func", [_ccm, _xmap])
@@ -205,7 +205,7 @@ def test_xmap_E_max_messages_name_E_max(kw, err, words):
 
 @pytest.mark.parametrize("func", [_ccm, _xmap])
 def test_cross_map_bad_data(func):
-    with pytest.raises(ValueError, match="dim='var' has no series"):
+    with pytest.raises(ValueError, match="series_dim='var' has no series"):
         func(net.isel(var=slice(0, 0)))
     with pytest.raises(ValueError, match="time dim 'time' is empty"):
         func(net.isel(time=slice(0, 0)))
@@ -426,7 +426,7 @@ def test_issue21_item16_dask_all_nan_warns_at_compute(func):
     pytest.importorskip("dask")
     nan = xr.DataArray(np.full((2, 100), np.nan), dims=("s", "time"))
     if func == "xmap":
-        lazy = nan.chunk({"s": 2}).edm.xmap(dim="s", E=2)
+        lazy = nan.chunk({"s": 2}).edm.xmap(series_dim="s", E=2)
     else:
         kw = {"embed_dimension": {"E_max": 3}, "predict_interval": {"E": 2, "Tp_max": 3},
               "predict_nonlinear": {"E": 2, "theta": [0, 1]}}.get(func, {"E": 2})

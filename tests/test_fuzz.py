@@ -1321,7 +1321,8 @@ def cli_cases(draw, command: str):
     _opt(draw, argv, "--var", ["x", "x", "y", "label", "nope"])
     if command == "xmap":
         if draw(st.integers(0, 6)):
-            argv += ["--dim", draw(st.sampled_from([spec["sdim"]] * 4 + [spec["tdim"], "nope"]))]
+            argv += ["--series-dim", draw(st.sampled_from([spec["sdim"]] * 4 + [spec["tdim"],
+                                                                                "nope"]))]
         if spec["tdim"] != "time" or draw(st.integers(0, 5)) == 0:
             argv += ["--time-dim", draw(st.sampled_from([spec["tdim"]] * 3 + ["nope"]))]
         _opt(draw, argv, "--E", ints)
@@ -1329,7 +1330,7 @@ def cli_cases(draw, command: str):
         _opt(draw, argv, "--Tp", ["0", "1", "-2", "x", "10000"])
     else:
         if spec["tdim"] != "time" or draw(st.integers(0, 5)) == 0:
-            argv += ["--dim", draw(st.sampled_from([spec["tdim"]] * 3 + ["nope"]))]
+            argv += ["--time-dim", draw(st.sampled_from([spec["tdim"]] * 3 + ["nope"]))]
         _opt(draw, argv, "--E", ints, p=1)
         which = draw(st.sampled_from(["eps", "eps", "rr", "rr", "both", "neither"]))
         if which in ("eps", "both"):
@@ -1540,8 +1541,8 @@ ZERO_CALLS = {
     "surrogates": lambda d: xedm.surrogates(d, n=3),
     "rqa": lambda d: xedm.rqa(d, E=2, eps=0.1, progress=False),
     "recurrence_plot": lambda d: xedm.recurrence_plot(d, E=2, eps=0.1),
-    "xmap": lambda d: xedm.xmap(d, dim="s", E=2, progress=False),
-    "ccm": lambda d: xedm.ccm(d, dim="s", E=2, lib_sizes=[5], samples=2, progress=False),
+    "xmap": lambda d: xedm.xmap(d, series_dim="s", E=2, progress=False),
+    "ccm": lambda d: xedm.ccm(d, series_dim="s", E=2, lib_sizes=[5], samples=2, progress=False),
 }
 
 

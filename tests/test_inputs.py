@@ -377,10 +377,10 @@ def test_numpy_lists_and_series(func):
     two = CALLS[func](np.stack([BASE, BASE[::-1]]))  # time on the last axis
     assert two.rho.dims[0] == "dim_0" and two.sizes["dim_0"] == 2
     np.testing.assert_array_equal(two.rho.values[0], ref.rho.values)
-    same = CALLS[func](np.stack([BASE, BASE[::-1]]).T, dim="dim_0")  # xarray's axis names
+    same = CALLS[func](np.stack([BASE, BASE[::-1]]).T, time_dim="dim_0")  # xarray's axis names
     np.testing.assert_array_equal(same.rho.values, two.rho.values)
-    with pytest.raises(TypeError, match="DataFrame"):
-        CALLS[func](pd.DataFrame({"x": BASE}))
+    frame = CALLS[func](pd.DataFrame({"x": BASE}), columns="x")  # a Dataset of its columns
+    np.testing.assert_array_equal(frame.rho.values, ref.rho.values)
     with pytest.raises(TypeError, match="dtype"):
         CALLS[func](["a"] * T)
 

@@ -186,8 +186,8 @@ def test_ccm_xmap_every_method(method):
     ref = xedm.ccm(ds, ["x", "y"], **kw, neighbors="exact")
     got = xedm.ccm(ds, ["x", "y"], **kw, neighbors=method)
     da = ds.to_array("v")
-    xref = xedm.xmap(da, dim="v", E=[2, 3], neighbors="exact")
-    xgot = xedm.xmap(da, dim="v", E=[2, 3], neighbors=method)
+    xref = xedm.xmap(da, series_dim="v", E=[2, 3], neighbors="exact")
+    xgot = xedm.xmap(da, series_dim="v", E=[2, 3], neighbors=method)
     if method in APPROX:
         np.testing.assert_allclose(got.rho, ref.rho, atol=0.02)
         np.testing.assert_allclose(xgot.rho, xref.rho, atol=0.02)

@@ -268,7 +268,7 @@ def test_gpu_ccm_xmap_ivf():
     np.testing.assert_allclose(got.rho, ref.rho, atol=0.02)
     assert got.attrs["neighbors"] == "ivf" and got.attrs["neighbors_recall"] >= 0.95
     da = ds.to_array("v")
-    xref = xedm.xmap(da, dim="v", E=[3, 4], neighbors="exact")
-    xgot = xedm.xmap(da, dim="v", E=[3, 4], neighbors="ivf", backend="gpu")
+    xref = xedm.xmap(da, series_dim="v", E=[3, 4], neighbors="exact")
+    xgot = xedm.xmap(da, series_dim="v", E=[3, 4], neighbors="ivf", backend="gpu")
     np.testing.assert_allclose(xgot.rho, xref.rho, atol=0.02)
     assert xgot.attrs["neighbors_recall"] >= 0.95

@@ -340,7 +340,7 @@ def test_ccm_convergence_draws_a_null_band_and_p_values_when_present():
 
 def test_edm_plot_of_xmap_with_truth_cluster_order_and_significance():
     net = xedm.datasets.many_series(6, 300, seed=0)
-    res = net.x.edm.xmap(dim="series", E=2, progress=False)
+    res = net.x.edm.xmap(series_dim="series", E=2, progress=False)
     ax = res.edm.plot(truth=net.adjacency, order="cluster")
     order = plot.cluster_order(res.rho.values)
     img = np.ma.filled(ax.images[0].get_array(), np.nan)

@@ -99,12 +99,12 @@ def test_rqa_many_windows_one_bar(bars, monkeypatch):
 
 def test_xmap_has_one_bar_and_it_turns_off(bars):
     ds = xedm.datasets.many_series(5, 200, seed=0)
-    ds.x.edm.xmap(dim="series", E=2)
+    ds.x.edm.xmap(series_dim="series", E=2)
     assert [b.desc for b in bars] == ["xmap"]
     assert len(bars[0].steps) >= 1
     bars.clear()
     with xedm.set_options(progress=False):
-        ds.x.edm.xmap(dim="series", E=2)
+        ds.x.edm.xmap(series_dim="series", E=2)
     assert bars == []
 
 

@@ -789,22 +789,23 @@ def test_partner_needs_as_many_variables_as_columns(func, what):
 
 @pytest.mark.parametrize("func", [xedm.rqa, xedm.recurrence_plot])
 def test_dim_missing_from_the_chosen_variables(func):
-    """The Dataset has the dim, the chosen variable does not: the message names dim= and the
+    """The Dataset has the dim, the chosen variable does not: the message names time_dim= and the
     variable (it named an internal dim)."""
     rng = np.random.default_rng(0)
     ds = xr.Dataset({"x": ("time", rng.random(60)), "y": ("time", rng.random(60)),
                      "w2": (("series", "time"), rng.random((2, 60)))})
-    with pytest.raises(ValueError, match=r"dim='series': variable 'x' has no dim 'series'") as e:
-        func(ds, "x", eps=0.5, dim="series")
+    with pytest.raises(ValueError,
+                       match=r"time_dim='series': variable 'x' has no dim 'series'") as e:
+        func(ds, "x", eps=0.5, time_dim="series")
     assert "_rqa" not in str(e.value)
-    with pytest.raises(ValueError, match=r"dim='series': variable 'y' has no dim 'series'"):
-        func(ds, "w2", other="y", eps=0.5, dim="series")
+    with pytest.raises(ValueError, match=r"time_dim='series': variable 'y' has no dim 'series'"):
+        func(ds, "w2", other="y", eps=0.5, time_dim="series")
     # a DataArray partner without the data's time dim: named as other=
     with pytest.raises(ValueError, match=r"other=: the series has no dim 'time'"):
         func(ds, "x", other=ds.y.rename(time="t"), eps=0.5)
     # a numpy partner takes the data's time dim on its last axis
-    a = func(ds.rename(time="t"), "x", other=ds.y.values, eps=0.5, dim="t")
-    b = func(ds.rename(time="t"), "x", other="y", eps=0.5, dim="t")
+    a = func(ds.rename(time="t"), "x", other=ds.y.values, eps=0.5, time_dim="t")
+    b = func(ds.rename(time="t"), "x", other="y", eps=0.5, time_dim="t")
     if isinstance(a, xr.Dataset):
         a, b = a.to_dataarray(), b.to_dataarray()
     np.testing.assert_array_equal(a.values, b.values)

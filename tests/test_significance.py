@@ -135,7 +135,7 @@ def test_surrogate_gaps_and_errors():
     with pytest.raises(TypeError, match="DataArray or Dataset"):
         xedm.surrogates(np.zeros(10))
     with pytest.raises(ValueError, match="surrogate_options|period"):
-        da.expand_dims(s=2).edm.xmap(dim="s", E=2, surrogates=5, surrogate_method="seasonal")
+        da.expand_dims(s=2).edm.xmap(series_dim="s", E=2, surrogates=5, surrogate_method="seasonal")
 
 
 # ---------------------------------------------------------------- p-values and FDR
@@ -146,7 +146,7 @@ def test_xmap_p_values_against_a_loop_over_surrogates():
     E = [2, 3, 2, 1]
     # the surrogates the map uses are xedm.surrogates of each target with the same seed
     # (shuffle here: ebisuzaki refuses the gap in series 1)
-    out = da.edm.xmap(dim="s", E=E, surrogates=5, seed=3, quantiles=[0.1, 0.9],
+    out = da.edm.xmap(series_dim="s", E=E, surrogates=5, seed=3, quantiles=[0.1, 0.9],
                       keep_null=True, exclusion_radius=1, surrogate_method="shuffle")
     S = xedm.surrogates(da, "shuffle", n=5, seed=3).transpose("s", "surrogate", "time").values
     rho = naive.xmap(X, E, excl=1)
@@ -207,7 +207,7 @@ def test_xmap_calibration_on_independent_ar1():
     """The target of issue 12: 20 independent AR(1) series (phi = 0.9, L = 300), 99
     ebisuzaki surrogates: p < 0.05 for at most 10% of the 380 ordered pairs (5% expected)."""
     X = ar1(20, 300, phi=0.9, seed=11)
-    out = xr.DataArray(X, dims=("s", "time")).edm.xmap(dim="s", surrogates=99, seed=1,
+    out = xr.DataArray(X, dims=("s", "time")).edm.xmap(series_dim="s", surrogates=99, seed=1,
                                                        progress=False)
     off = ~np.eye(20, dtype=bool)
     share = float((out.p_value.values[off] < 0.05).mean())
@@ -234,10 +234,10 @@ def test_xmap_lags_equal_one_map_per_lag():
     X[2, 30] = np.nan
     da = xr.DataArray(X, dims=("s", "time"))
     lags = [-3, 0, 2]
-    out = da.edm.xmap(dim="s", E=[2, 3, 2], Tp=lags)
+    out = da.edm.xmap(series_dim="s", E=[2, 3, 2], Tp=lags)
     assert out.rho.dims == ("library", "target", "Tp")
     for tp in lags:
-        one = da.edm.xmap(dim="s", E=[2, 3, 2], Tp=tp)
+        one = da.edm.xmap(series_dim="s", E=[2, 3, 2], Tp=tp)
         np.testing.assert_array_equal(out.rho.sel(Tp=tp).values, one.rho.values)
     best = np.asarray(lags)[np.nanargmax(out.rho.values, axis=-1)]
     np.testing.assert_array_equal(out.best_Tp.values, best)
@@ -278,17 +278,17 @@ def test_extended_ccm_recovers_the_lag(lag):
 def test_significance_argument_errors():
     da = xr.DataArray(ar1(2, 60), dims=("s", "time"))
     with pytest.raises(ValueError, match="surrogates must be >= 0"):
-        da.edm.xmap(dim="s", E=2, surrogates=-1)
+        da.edm.xmap(series_dim="s", E=2, surrogates=-1)
     with pytest.raises(TypeError, match="surrogates must be an integer"):
-        da.edm.xmap(dim="s", E=2, surrogates=2.5)
+        da.edm.xmap(series_dim="s", E=2, surrogates=2.5)
     with pytest.raises(ValueError, match="quantiles"):
-        da.edm.xmap(dim="s", E=2, surrogates=3, quantiles=[1.5])
+        da.edm.xmap(series_dim="s", E=2, surrogates=3, quantiles=[1.5])
     with pytest.raises(ValueError, match="repeats"):
-        da.edm.xmap(dim="s", E=2, Tp=[0, 0])
+        da.edm.xmap(series_dim="s", E=2, Tp=[0, 0])
     with pytest.raises(ValueError, match="Tp=.*leaves no target|library points"):
-        da.edm.ccm(dim="s", E=2, lib_sizes=[10], Tp=[0, 70])
+        da.edm.ccm(series_dim="s", E=2, lib_sizes=[10], Tp=[0, 70])
     with pytest.raises(TypeError, match="surrogate_options must be a dict"):
-        da.edm.xmap(dim="s", E=2, surrogates=3, surrogate_options=3)
+        da.edm.xmap(series_dim="s", E=2, surrogates=3, surrogate_options=3)
 
 
 def test_benchmark_quick_runs(tmp_path):
@@ -340,23 +340,23 @@ def test_significance_plots():
 def test_significance_with_dask_and_memory_guard(monkeypatch):
     X = ar1(4, 120, seed=5)
     da = xr.DataArray(np.stack([X, X[::-1]]), dims=("batch", "s", "time"))
-    eager = da.edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
-    lazy = da.chunk({"batch": 1}).edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    eager = da.edm.xmap(series_dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    lazy = da.chunk({"batch": 1}).edm.xmap(series_dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
     assert lazy.p_value.chunks is not None
     names = ["rho", "p_value", "q_value", "rho_null", "best_Tp"]
     xr.testing.assert_identical(lazy[names].compute(), eager[names])
-    one = da.isel(batch=1).edm.xmap(dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
+    one = da.isel(batch=1).edm.xmap(series_dim="s", E=2, surrogates=9, seed=1, Tp=[-1, 0])
     xr.testing.assert_identical(eager[names].isel(batch=1).reset_coords(drop=True),
                                 one[names].reset_coords(drop=True))  # each slice alone
     monkeypatch.setattr("xedm.memory.total_memory", lambda: 2**20)
     with pytest.raises(ValueError, match="surrogates=99 .* use fewer surrogates"):
-        da.edm.xmap(dim="s", E=2, surrogates=99)
+        da.edm.xmap(series_dim="s", E=2, surrogates=99)
 
 
 def test_normal_p_values_against_naive_and_calibrated():
     X = ar1(20, 300, phi=0.9, seed=11)
     da = xr.DataArray(X, dims=("s", "time"))
-    out = da.edm.xmap(dim="s", surrogates=99, seed=1, p_method="normal", keep_null=True,
+    out = da.edm.xmap(series_dim="s", surrogates=99, seed=1, p_method="normal", keep_null=True,
                       progress=False)
     ref = np.array([[naive.normal_p_value(out.rho.values[i, j], out.rho_surrogate.values[i, j])
                      for j in range(20)] for i in range(20)])
@@ -369,7 +369,7 @@ def test_normal_p_values_against_naive_and_calibrated():
     cm = ds.edm.xmap(columns=["x", "y"], E=2, surrogates=99, seed=2, p_method="normal")
     assert float(cm.p_value.sel(library="y", target="x")) < 1e-4
     with pytest.raises(ValueError, match="p_method='t' is invalid"):
-        da.edm.xmap(dim="s", E=2, surrogates=3, p_method="t")
+        da.edm.xmap(series_dim="s", E=2, surrogates=3, p_method="t")
 
 
 def test_phase_spectrum_kernel_equals_numpy():

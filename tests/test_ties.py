@@ -267,9 +267,9 @@ def test_permuted_window_tie_cross_map(func):
     ref = ref_simplex(x[None], y, 3, 1, 0, 1, 0, [(0, T - 1)], np.ones(T, bool))["rho"]
     da = xr.DataArray(np.stack([x, y]), dims=("var", "time"), coords={"var": ["x", "y"]})
     if func == "ccm":
-        out = da.edm.ccm(dim="var", lib_sizes=[T], E=3, knn=1, samples=1, seed=0)
+        out = da.edm.ccm(series_dim="var", lib_sizes=[T], E=3, knn=1, samples=1, seed=0)
     else:
-        out = da.edm.xmap(dim="var", E=3, knn=1)
+        out = da.edm.xmap(series_dim="var", E=3, knn=1)
     np.testing.assert_allclose(float(out.rho.sel(library="x", target="y").squeeze()), ref,
                                rtol=1e-9)
 
@@ -453,7 +453,7 @@ def test_public_ccm(seed, E0, E1, tau, excl, nan, Tp, knn):
     X = runs_series(seed, T, min_run(max(E), tau, max(E) + 2), 2, nan)
     da = xr.DataArray(X, dims=("var", "time"), coords={"var": ["a", "b"]})
     sizes = [8, 60, 110, 1000]  # 60, 110: tables shallower than the library, ties at the cut
-    out = da.edm.ccm(dim="var", lib_sizes=sizes, E=E, samples=2, seed=seed % 1000, tau=tau,
+    out = da.edm.ccm(series_dim="var", lib_sizes=sizes, E=E, samples=2, seed=seed % 1000, tau=tau,
                      Tp=Tp, knn=knn, exclusion_radius=excl, keep_samples=True)
     for i in range(2):
         for j in range(2):
@@ -471,7 +471,7 @@ def test_public_xmap(seed, tau, excl, nan, Tp, knn, choose):
     X = runs_series(seed, T, min_run(E_max, tau, E_max + 2), N, nan)
     da = xr.DataArray(X, dims=("s", "time"))
     if choose:  # E chosen per series by leave-one-out simplex (the fused sweep)
-        out = da.edm.xmap(dim="s", E_max=E_max, tau=tau, Tp=Tp, knn=knn,
+        out = da.edm.xmap(series_dim="s", E_max=E_max, tau=tau, Tp=Tp, knn=knn,
                           exclusion_radius=excl)
         E = out.E.values
         for s in range(N):
@@ -484,7 +484,7 @@ def test_public_xmap(seed, tau, excl, nan, Tp, knn, choose):
             assert not np.any(rhos[: E[s] - 1] > rhos[E[s] - 1] + 1e-12)
     else:
         E = np.array([2, 3, 4])
-        out = da.edm.xmap(dim="s", E=E, tau=tau, Tp=Tp, knn=knn, exclusion_radius=excl)
+        out = da.edm.xmap(series_dim="s", E=E, tau=tau, Tp=Tp, knn=knn, exclusion_radius=excl)
     ref = np.array([[ref_simplex(X[i][None], X[j], int(E[j]), tau, Tp, knn, excl, [(0, T - 1)],
                                  np.ones(T, bool))["rho"] for j in range(N)] for i in range(N)])
     np.testing.assert_allclose(out.rho.values, ref, rtol=1e-9, atol=1e-12)

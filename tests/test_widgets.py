@@ -148,7 +148,7 @@ def test_causal_map_explorer_pick_a_pair():
     ex.select(3, 1)
     assert (ex.state.params["library"], ex.state.params["target"]) == ("3", "1")
     ax_m, ax_c, _ = ex.figure.axes  # map, convergence, the map's colorbar
-    want = xedm.xmap(net.x, dim="series", E_max=6, progress=False)
+    want = xedm.xmap(net.x, series_dim="series", E_max=6, progress=False)
     got = ex.state.results()["xmap"]
     np.testing.assert_allclose(got.rho.values, want.rho.values)
     assert "1 → 3" in legend(ax_c) and "3 → 1" in legend(ax_c)

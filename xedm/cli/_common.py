@@ -251,6 +251,23 @@ def spelling(func, *names: str) -> str:
     return next((n for n in names if n in params), names[0])
 
 
+def renamed_option(args, old: str, new: str):
+    """The value of option ``--new``, or of ``--old``, its old spelling (one release more, with
+    a FutureWarning); both with different values is an error.  ``old`` and ``new`` are the
+    options' dests (``dim``, ``series_dim``); the parser hides ``--old`` from ``--help``."""
+    value, legacy = getattr(args, new), getattr(args, old)
+    flag = "--" + new.replace("_", "-")
+    if legacy is not None:
+        if value is not None and value != legacy:
+            raise CLIError(f"--{old} {legacy!r} and {flag} {value!r}: --{old} is the old name "
+                           f"of {flag}; give only {flag}")
+        warnings.warn(f"--{old} is renamed {flag} (xedm calls the time dimension time_dim and "
+                      f"the series dimension series_dim everywhere); --{old} stops working in "
+                      f"the next release", FutureWarning, stacklevel=2)
+        value = legacy
+    return value
+
+
 def options(args):
     """xedm's options of ``--backend``, ``--neighbors`` and ``--neighbors-recall``."""
     opts = {"backend": args.backend} if args.backend else {}

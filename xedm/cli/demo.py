@@ -153,8 +153,10 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
                 if xedm.get_option("backend") == "gpu" and not _has_gpu_twin("smap_predict"):
                     kw["backend"] = "cpu"  # S-map has no GPU kernel yet: the rest stays there
                     results["note"] = "S-map ran on the CPU (no GPU kernel for it yet)"
+                from ..labeled.edm import THETAS  # pyEDM's grid, which lacks theta = 0
+
                 results[step] = xedm.predict_nonlinear(
-                    ds, E=best_E, columns=v, target=v, **split, **kw
+                    ds, E=best_E, columns=v, target=v, theta=(0.0, *THETAS), **split, **kw
                 )
             else:
                 # each library series is embedded with its own best E (leave-one-out, Tp = 1)

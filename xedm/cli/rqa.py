@@ -4,6 +4,7 @@ written as NetCDF, or, with ``--out OUT.zarr``, as a resumable batch job
 
 from __future__ import annotations
 
+import argparse
 import os
 
 import numpy as np
@@ -19,6 +20,7 @@ from ._common import (
     open_input,
     options,
     public,
+    renamed_option,
     run_scheduler,
     spelling,
     suffix,
@@ -37,7 +39,8 @@ def add_parser(sub) -> None:
                                   "xedm rqa table.csv --var anchovy --E 2 --eps 0.1",
                                   "xedm rqa big.zarr --var x --E 3 --rr 0.05 --out q.zarr"))
     add_input(r)
-    r.add_argument("--dim", default=None, help="time dim (default time)")
+    r.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
+    r.add_argument("--dim", default=None, help=argparse.SUPPRESS)  # the old --time-dim
     r.add_argument("--E", type=int, default=1, help="embedding dimension (default 1)")
     r.add_argument("--tau", type=int, default=1, help="lag (default 1)")
     group = r.add_mutually_exclusive_group()
@@ -56,6 +59,7 @@ def add_parser(sub) -> None:
 def command(args) -> int:
     """``xedm rqa``: in memory into NetCDF, or a batch job into Zarr."""
     public("rqa")
+    args.dim = renamed_option(args, "dim", "time_dim")  # the time dim, below
     try:
         # the public xedm.rqa forwards *args/**kwargs; the real signature lives here
         from ..labeled.rqa import rqa
@@ -64,7 +68,8 @@ def command(args) -> int:
     if (args.eps is None) == (args.rr is None):
         raise CLIError("give exactly one of --eps (threshold) or --rr (recurrence rate)")
     user = {
-        "E": args.E, "tau": args.tau, "eps": args.eps, "theiler": args.theiler, "dim": args.dim,
+        "E": args.E, "tau": args.tau, "eps": args.eps, "theiler": args.theiler,
+        spelling(rqa, "time_dim", "dim"): args.dim,
         spelling(rqa, "rr", "recurrence_rate"): args.rr,
         spelling(rqa, "metric", "norm"): args.metric,
     }
@@ -76,8 +81,8 @@ def command(args) -> int:
 
 def _in_memory(args, rqa, user: dict, da) -> int:
     if (args.dim or "time") not in da.dims and not (args.dim is None and da.ndim == 1):
-        raise CLIError(f"--dim {args.dim or 'time'!r} is not a dim of {da.name!r} (dims: "
-                       f"{da.dims}); give the time dim with --dim")
+        raise CLIError(f"--time-dim {args.dim or 'time'!r} is not a dim of {da.name!r} (dims: "
+                       f"{da.dims}); give the time dim with --time-dim")
     with options(args), run_scheduler(args):
         result = call(rqa, da, user=user, optional={"progress": not args.quiet})
     write_netcdf(result, args.out)
@@ -89,7 +94,7 @@ def _in_memory(args, rqa, user: dict, da) -> int:
 def batch(args, rqa, user: dict) -> int:
     """``xedm rqa INPUT ... --out OUT.zarr``: RQA of every series, block by block."""
     tdim = args.dim or "time"
-    with open_lazy(args.file, args.var, {"--dim": tdim}) as da:
+    with open_lazy(args.file, args.var, {"--time-dim": tdim}) as da:
         return _batch(args, rqa, user, da, tdim)
 
 

@@ -1,8 +1,10 @@
-"""``xedm xmap FILE --dim DIM``: the all-pairs cross map of the series of one variable, written
-as NetCDF, or, with ``--out OUT.zarr``, as a resumable batch job (:mod:`xedm.cli.jobs`)."""
+"""``xedm xmap FILE --series-dim DIM``: the all-pairs cross map of the series of one
+variable, written as NetCDF, or, with ``--out OUT.zarr``, as a resumable batch job
+(:mod:`xedm.cli.jobs`)."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import warnings
@@ -24,6 +26,7 @@ from ._common import (
     open_input,
     options,
     public,
+    renamed_option,
     run_scheduler,
     spelling,
     suffix,
@@ -37,16 +40,19 @@ from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, workers
 def add_parser(sub) -> None:
     """The ``xmap`` subcommand of the parser."""
     x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
-                       description="Cross-map every ordered pair of series along --dim; "
+                       description="Cross-map every ordered pair of series along --series-dim; "
                        "writes rho(library, target).  A CSV table's columns are the series "
-                       "(--dim names their dim).",
-                       **examples("xedm xmap data.nc --dim neuron --E-max 8 --out map.nc",
-                                  "xedm xmap thrips.nc --dim series --surrogates 99 "
+                       "(--series-dim names their dim).",
+                       **examples("xedm xmap data.nc --series-dim neuron --E-max 8 --out map.nc",
+                                  "xedm xmap thrips.nc --series-dim series --surrogates 99 "
                                   "--surrogate-method seasonal --period 12 --seed 1",
-                                  "xedm xmap table.csv --dim series --Tp -4,-3,-2,-1,0",
-                                  "xedm xmap big.zarr --dim neuron --out map.zarr --workers 4"))
+                                  "xedm xmap table.csv --series-dim series --Tp -4,-3,-2,-1,0",
+                                  "xedm xmap big.zarr --series-dim neuron --out map.zarr "
+                                  "--workers 4"))
     add_input(x)
-    x.add_argument("--dim", required=True, help="dim that indexes the series, e.g. neuron")
+    x.add_argument("--series-dim", dest="series_dim", default=None,
+                   help="dim that indexes the series, e.g. neuron (required)")
+    x.add_argument("--dim", default=None, help=argparse.SUPPRESS)  # the old --series-dim
     x.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
     which_E = x.add_mutually_exclusive_group()
     which_E.add_argument("--E", type=int_at_least(1), default=None,
@@ -69,7 +75,8 @@ def add_parser(sub) -> None:
 
 
 def _user(xmap, args) -> dict:
-    return {"dim": args.dim, "tau": args.tau, "Tp": args.Tp, "E_max": args.E_max,
+    return {spelling(xmap, "series_dim", "dim"): args.dim, "tau": args.tau, "Tp": args.Tp,
+            "E_max": args.E_max,
             spelling(xmap, "time_dim", "time"): args.time_dim, "surrogates": args.surrogates,
             "surrogate_method": args.surrogate_method, "seed": args.seed,
             "surrogate_options": surrogate_options(args)}
@@ -77,6 +84,10 @@ def _user(xmap, args) -> dict:
 
 def command(args) -> int:
     """``xedm xmap``: in memory into NetCDF, or a batch job into Zarr."""
+    args.dim = renamed_option(args, "dim", "series_dim")  # the series dim, below
+    if args.dim is None:
+        raise CLIError("--series-dim is required: the dim that indexes the series, e.g. "
+                       "--series-dim neuron")
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args)
     xmap = public("xmap")
@@ -86,7 +97,7 @@ def command(args) -> int:
 
 def _in_memory(args, xmap, da) -> int:
     if args.dim not in da.dims:
-        raise CLIError(f"--dim {args.dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
+        raise CLIError(f"--series-dim {args.dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
     with options(args), run_scheduler(args):
         result = call(xmap, da, user={**_user(xmap, args), "E": args.E},
                       optional={"progress": not args.quiet})
@@ -116,7 +127,7 @@ def _check_E(N: int, E_max: int):
 def batch(args) -> int:
     """``xedm xmap INPUT ... --out OUT.zarr``: the blocked map, written block by block."""
     tdim = args.time_dim or "time"
-    with open_lazy(args.file, args.var, {"--dim": args.dim, "--time-dim": tdim}) as da:
+    with open_lazy(args.file, args.var, {"--series-dim": args.dim, "--time-dim": tdim}) as da:
         return _batch(args, public("xmap"), da, tdim)
 
 

@@ -18,11 +18,12 @@ from .embed import (
     Prepared,
     candidate_range,
     library_points,
+    library_selection,
     observed_at,
+    prediction_times,
     prepare,
     row_part,
     row_ranges,
-    static_library_size,
 )
 from .skill import skill
 
@@ -50,17 +51,27 @@ def finite_or_zero(y: np.ndarray) -> np.ndarray:
 
 
 def default_knn(knn: int | None, E: int, T: int, lib: LibSpec, tau: int, Tp: int, embedded: bool,
-                fix: str = "a smaller E"):
+                fix: str = "a smaller E", pred_mask: np.ndarray | None = None, excl: int = 0):
     """knn (default E+1), checked against the number of library points the selection allows.
 
-    ``fix`` names the parameter to change in the message (e.g. "a smaller E_max" in a sweep).
+    Leave-one-out takes a prediction point's own state out of its library, so knn+1 library
+    points are needed; when no prediction point is a library point (lib and pred disjoint,
+    ``pred_mask`` given) and no exclusion radius applies, knn = n_lib is allowed.  ``fix``
+    names the parameter to change in the message (e.g. "a smaller E_max" in a sweep).
     """
     k = E + 1 if knn is None else knn
-    n_lib = static_library_size(T, lib, E, tau, Tp, embedded)
-    if n_lib < k + 1:
+    sel = library_selection(T, lib, E, tau, Tp, embedded)
+    n_lib = int(np.count_nonzero(sel))
+    disjoint = (pred_mask is not None and excl == 0
+                and not sel[prediction_times(pred_mask, E, tau, embedded)].any())
+    need = k if disjoint else k + 1
+    if n_lib < need:
+        why = (f"needs at least knn = {k} (no prediction point is a library point)" if disjoint
+               else f"needs at least knn+1 = {k + 1} (leave-one-out takes a prediction point's "
+               "own state out of its library)")
         raise ValueError(
             f"lib gives {n_lib} library points for E={E}, tau={tau}, Tp={Tp}, but knn={k} "
-            f"needs at least knn+1 = {k + 1}; use a longer lib, {fix} or a smaller knn"
+            f"{why}; use a longer lib, {fix} or a smaller knn"
         )
     return k
 
@@ -90,7 +101,7 @@ def simplex(
     """Simplex projection of ``y`` from the states of ``X``; see :func:`xedm.simplex`
     (``row_chunks``, ``progress``: as :func:`row_tables`)."""
     B, C, T = X.shape
-    k = default_knn(knn, E, T, lib, tau, Tp, embedded)
+    k = default_knn(knn, E, T, lib, tau, Tp, embedded, pred_mask=pred_mask, excl=excl)
     predict = get_kernel("simplex_predict_var", backend)
     preds, variances = [], []
     for sl in batches(B, 16 * k * T):
@@ -138,7 +149,8 @@ def embed_dimension(
     """
     B, C, T = X.shape
     E_list = np.sort(np.asarray(E_list, np.int64))
-    k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False, fix) for e in E_list])
+    k_list = np.array([default_knn(knn, int(e), T, lib, tau, Tp, False, fix, pred_mask, excl)
+                       for e in E_list])
     out = []
     for sl in batches(B, 16 * int(k_list.sum()) * T):
         prep = prepare(X[sl], y[sl], E_list, tau, Tp, lib, pred_mask, False)
@@ -175,7 +187,8 @@ def predict_interval(
     """
     B, C, T = X.shape
     Tp_list = np.asarray(Tp_list, np.int64)
-    ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded, fix) for tp in Tp_list]
+    ks = [default_knn(knn, E, T, lib, tau, int(tp), embedded, fix, pred_mask, excl)
+          for tp in Tp_list]
     k = ks[0]
     predict = get_kernel("simplex_predict", backend)
     out = []

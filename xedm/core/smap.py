@@ -47,7 +47,7 @@ def smap(
             )
         k = None
     else:
-        k = default_knn(knn, E, T, lib, tau, Tp, embedded)
+        k = default_knn(knn, E, T, lib, tau, Tp, embedded, pred_mask=pred_mask, excl=excl)
     kernel = get_kernel("smap_predict", backend)
     yexp = unit_exponents(y)
     ys = np.ldexp(y, -yexp[:, None])

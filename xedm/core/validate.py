@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+import warnings
 
 import numpy as np
 
@@ -152,3 +155,63 @@ def check_quantiles(quantiles, name: str = "quantiles") -> tuple[float, ...]:
     if np.unique(q).size != q.size:
         raise ValueError(f"{name} has repeated values: {q.tolist()}; give each quantile once")
     return tuple(float(x) for x in q)
+
+
+def user_stacklevel() -> int:
+    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
+    inside apply_ufunc point at the user's call."""
+    import os
+    import sys
+
+    skip = tuple(os.path.dirname(sys.modules[m].__file__) + os.sep
+                 for m in ("xedm", "xarray", "dask")
+                 if m in sys.modules and getattr(sys.modules[m], "__file__", None))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def renamed(old: str, new: str, what: str):
+    """Decorator: the keyword ``old`` is the deprecated spelling of the parameter ``new``.
+
+    Passing ``old=value`` still works for one release: it becomes ``new=value`` with a
+    FutureWarning that names both; passing both with different values is a TypeError (never
+    silently one of them).  ``what`` says what the parameter is (e.g. "the time dimension").
+
+    >>> @renamed("dim", "time_dim", "the time dimension")
+    ... def f(x, *, time_dim=None):
+    ...     return time_dim
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     f(1, dim="t"), w[0].category.__name__
+    ('t', 'FutureWarning')
+    """
+
+    def decorate(func):
+        sig = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if old in kwargs:
+                value = kwargs.pop(old)
+                given = sig.bind_partial(*args, **kwargs).arguments.get(new)
+                if given is not None and value is not None and given != value:
+                    raise TypeError(
+                        f"{func.__name__}() got {old}={value!r} and {new}={given!r}: {old} is "
+                        f"the old name of {new} ({what}); pass only {new}={given!r}"
+                    )
+                warnings.warn(
+                    f"{func.__name__}({old}={value!r}): the parameter {old!r} is renamed "
+                    f"{new!r} ({what}; every xedm function calls the time dimension time_dim "
+                    f"and the series dimension series_dim); {old}= stops working in the next "
+                    f"release: pass {new}={value!r}",
+                    FutureWarning, stacklevel=user_stacklevel(),
+                )
+                if given is None:
+                    kwargs[new] = value
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

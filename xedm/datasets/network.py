@@ -7,6 +7,7 @@ import numpy as np
 import xarray as xr
 from numba import njit
 
+from ..core.validate import renamed
 from ..kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
 from ._checks import (
     _check_loops,
@@ -63,6 +64,7 @@ def _rate_range(r) -> tuple[float, float]:
     return lo, hi
 
 
+@renamed("dim", "series_dim", "the series dimension")
 def many_series(
     n_series: int,
     n: int,
@@ -72,7 +74,7 @@ def many_series(
     r: tuple[float, float] = (3.7, 3.9),
     seed: int | None = 0,
     transient: int = 100,
-    dim: str = "series",
+    series_dim: str = "series",
 ) -> xr.Dataset:
     """Many logistic maps coupled through a sparse random directed graph with known drivers.
 
@@ -106,8 +108,9 @@ def many_series(
         values).
     transient : int, default 100
         Iterations discarded before the first returned point.
-    dim : str, default "series"
-        Name of the series dimension (not ``"time"``, ``"driver"`` or ``"driven"``).
+    series_dim : str, default "series"
+        Name of the series dimension (not ``"time"``, ``"driver"`` or ``"driven"``).  Its old
+        name ``dim`` still works, with a FutureWarning, until the next release.
 
     Returns
     -------
@@ -139,10 +142,13 @@ def many_series(
     r_lo, r_hi = _rate_range(r)
     if seed is not None:
         seed = _number(seed, "seed", integer=True, low=0, expected="a non-negative integer or None")
+    dim = series_dim
     if not isinstance(dim, str):
-        raise TypeError(f"dim must be a string (the series dimension's name), got {_short(dim)}")
+        raise TypeError(f"series_dim must be a string (the series dimension's name), got "
+                        f"{_short(dim)}")
     if dim in ("time", "driver", "driven"):
-        raise ValueError(f"dim must not be 'time', 'driver' or 'driven' (taken), got {dim!r}")
+        raise ValueError(f"series_dim must not be 'time', 'driver' or 'driven' (taken), got "
+                         f"{dim!r}")
     request = f"n_series={n_series}, n={n}"
     # x (series, time), then the (series, series) random draw and coupling weights
     _check_size(n_series * n + 2 * n_series**2, request)

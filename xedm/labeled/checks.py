@@ -96,7 +96,8 @@ def check_exclusion(excl: int, T: int, lib, pred_t: np.ndarray, combos) -> None:
         )
 
 
-def library_check(smap_like: bool, knn, combos, T: int, lib, embedded: bool, fix: str) -> None:
+def library_check(smap_like: bool, knn, combos, T: int, lib, embedded: bool, fix: str,
+                  pred_mask=None, excl: int = 0) -> None:
     """The core's static library-size checks, run up front for lazy (dask) data so that the
     error comes at the call, not at compute time.  ``combos``: (E, kernel tau, Tp)."""
     for E, tau, Tp in combos:
@@ -108,7 +109,7 @@ def library_check(smap_like: bool, knn, combos, T: int, lib, embedded: bool, fix
                     "needs at least 2: use a longer lib or a smaller E"
                 )
         else:
-            default_knn(knn, E, T, lib, tau, Tp, embedded, fix)
+            default_knn(knn, E, T, lib, tau, Tp, embedded, fix, pred_mask, excl)
 
 
 # ----------------------------------------------------------------------------- after

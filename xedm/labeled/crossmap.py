@@ -101,6 +101,7 @@ class CCMParams(CrossParams):
     n_boot: int
     keep_samples: bool
     E_from: str = "library"  # whose E embeds the library of a pair
+    one_size: bool = False  # lib_sizes given as one int: no lib_size dim (as Tp)
 
     @property
     def conv(self) -> bool:
@@ -168,7 +169,8 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
     text = (f"{_E_text(Ev)}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}, "
             f"lib_sizes={sizes.tolist()}")
     return CCMParams(labels, sdim, n, Ev, tau, Tps, lagged, knn, excl, keep_null, sig, backend,
-                     search, bar, text, sizes, samples, seed, n_boot, keep_samples, E_from)
+                     search, bar, text, sizes, samples, seed, n_boot, keep_samples, E_from,
+                     one_size=np.ndim(lib_sizes) == 0)
 
 
 def ccm_block(p: CCMParams, x2d: np.ndarray) -> tuple:
@@ -240,6 +242,8 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
         ds["best_Tp"] = best_Tp(ds.rho.isel(lib_size=int(np.argmax(p.lib_sizes))))
     else:
         ds = ds.squeeze("Tp", drop=True)
+    if p.one_size:
+        ds = ds.squeeze("lib_size")  # the size stays, as a scalar coordinate
     ds.attrs.update(tau=p.tau, Tp=p.Tp_text, exclusion_radius=p.excl,
                     knn=-1 if p.knn is None else p.knn, samples=p.samples, seed=p.seed,
                     backend=p.backend, **neighbor_attrs(p.search, lazy),

@@ -21,6 +21,7 @@ from ..core import smap as _smap
 from ..core import validate as v
 from ..core.embed import lag_step
 from ..core.smap_estimator import smap_estimator
+from ..core.validate import renamed
 from ..kernels import resolve_backend
 from ..neighbors.base import (
     Search,
@@ -60,7 +61,7 @@ from .inputs import (
     time_index,
 )
 
-THETAS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+THETAS = (0.01, 0.1, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
 _OUT = "__xedm_out__"
 
 
@@ -291,6 +292,7 @@ _INPUT_NOTES = """Notes
 
 
 @cupy_io
+@renamed("dim", "time_dim", "the time dimension")
 def simplex(
     data: Data,
     E: int | None = None,
@@ -304,7 +306,7 @@ def simplex(
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
     embedded: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -314,9 +316,11 @@ def simplex(
 
     Parameters
     ----------
-    data : DataArray or Dataset
-        The series; time on ``dim`` (default "time"), any other dims broadcast (one result per
-        series).  On a Dataset choose variables with ``columns`` and ``target``.
+    data : DataArray, Dataset or pandas DataFrame
+        The series; time on ``time_dim`` (default "time"), any other dims broadcast (one result per
+        series).  On a Dataset choose variables with ``columns`` and ``target``.  A DataFrame
+        is a Dataset of its columns, time from the column ``time_dim``, else "time"/"Time",
+        else a non-default index, else an increasing first column (pyEDM's convention).
     E : int
         Embedding dimension; the state at t is ``(x_t, x_{t-tau}, ..., x_{t-(E-1)tau})``.
         Required, except with ``embedded=True`` (where it is the number of columns).
@@ -340,8 +344,9 @@ def simplex(
     embedded : bool, default False
         Use the columns themselves as state coordinates; E may be left out (a given E must
         equal their number).
-    dim : str, optional
-        Time dimension.
+    time_dim : str, optional
+        The time dimension (default "time"; a 1-D DataArray uses its only dim).  Its old
+        name ``dim`` still works, with a FutureWarning, until the next release.
     backend : {"auto", "cpu", "gpu"}, optional
     neighbors : {"auto", "exact", "kdtree", "sorted1d", "nndescent", "hnsw", "ivf"}, optional
         How neighbours are found (default: xedm's option, "auto"); see docs/neighbors.md.
@@ -381,7 +386,7 @@ def simplex(
     2
     """
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded)
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded)
     if check_generate(generate_steps, p, pred, embedded):
         return generative("simplex", p, generate_steps)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
@@ -396,7 +401,7 @@ def simplex(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(E, tau, Tp)], len(index), spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     out_t = pred_t + Tp
     P = len(out_t)
 
@@ -423,6 +428,7 @@ def simplex(
 
 
 @cupy_io
+@renamed("dim", "time_dim", "the time dimension")
 def smap(
     data: Data,
     E: int | None = None,
@@ -440,7 +446,7 @@ def smap(
     solver: str = "lstsq",
     alpha: float = 0.0,
     singular_values: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -493,7 +499,7 @@ def smap(
     reserved = PREDICTED.union(("coefficients", "coef"), ("singular_values", "singular_value")
                                 if singular_values else ())
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded,
         "smap", reserved)
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
@@ -519,7 +525,7 @@ def smap(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], len(index), spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     out_t = pred_t + Tp
     P = len(out_t)
     nc = len(coef)

@@ -10,47 +10,11 @@ import pandas as pd
 import xarray as xr
 
 from ..core.embed import LibSpec
-from ..options import get_option
+from ..core.validate import user_stacklevel
+from .progress import counter_bar, progress_bar  # noqa: F401  (imported from here too)
 
 Data = xr.DataArray | xr.Dataset
 VAR = "__xedm_variable__"  # the columns' axis while X is built
-
-
-def progress_bar(progress: bool | None, desc: str, total: int):
-    """tqdm over series, shown only when the work outlasts two seconds (off: progress=False)."""
-    show = get_option("progress") if progress is None else progress
-    if not show:
-        return iter
-
-    def wrap(it):
-        from tqdm.auto import tqdm
-
-        n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
-        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
-
-    return wrap
-
-
-class _NoBar:
-    def update(self, n=1):
-        pass
-
-    def close(self):
-        pass
-
-
-def counter_bar(progress: bool | None, desc: str, total: float, unit: str = "it",
-                unit_scale: bool = False):
-    """A tqdm bar advanced by hand with ``update(n)`` (units of real work: series, matrix
-    cells), shown only when the work outlasts two seconds; a no-op object when progress is
-    off (``progress=False`` or ``xedm.set_options(progress=False)``)."""
-    show = get_option("progress") if progress is None else progress
-    if not show:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, delay=2.0,
-                leave=False)
 
 
 def one_time_chunk(obj, dim: str, what: str, shown: str | None = None):
@@ -78,22 +42,6 @@ def one_time_chunk(obj, dim: str, what: str, shown: str | None = None):
     return obj.chunk({dim: -1})
 
 
-def user_stacklevel() -> int:
-    """The stacklevel of the first frame outside xedm, xarray and dask: warnings raised deep
-    inside apply_ufunc point at the user's call."""
-    import os
-    import sys
-
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["xedm"], xr)
-                 if getattr(m, "__file__", None))
-    skip += tuple(os.path.dirname(sys.modules[m].__file__) + os.sep for m in ("dask",)
-                  if m in sys.modules and getattr(sys.modules[m], "__file__", None))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(skip):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
     """The time dimension: ``dim`` (default "time"); a 1-D DataArray uses its only dim."""
     dims = list(obj.dims)
@@ -103,8 +51,8 @@ def resolve_dim(obj: xr.DataArray | xr.Dataset, dim: str | None) -> str:
             return dims[0]
     if dim not in dims:
         raise ValueError(
-            f"dim={dim!r} is not a dimension of the data (dims: {dims}); "
-            "pass dim='<your time dimension>'"
+            f"time_dim={dim!r} is not a dimension of the data (dims: {dims}); "
+            "pass time_dim='<your time dimension>'"
         )
     return dim
 
@@ -135,9 +83,48 @@ def _slice_positions(sl: slice, index: pd.Index, name: str) -> tuple[int, int]:
     except (KeyError, TypeError) as err:
         raise ValueError(f"{name}={sl!r} does not match the time labels: {err}") from None
     start, stop, _ = pos.indices(len(index))
+    asked, hint = _coverage(sl, index, name)
     if stop <= start:
-        raise ValueError(f"{name}={sl!r} selects no time points")
+        raise ValueError(f"{name}={_show(sl)} selects no time points"
+                         + (f": it asks for {asked}{hint}" if hint else ""))
+    if hint:
+        import warnings
+
+        warnings.warn(f"{name}={_show(sl)} asks for {asked}, so it selects the {stop - start} "
+                      f"points {_show(index[start])}..{_show(index[stop - 1])}{hint}", UserWarning,
+                      stacklevel=user_stacklevel())
     return start, stop - 1
+
+
+def _show(v) -> str:
+    if isinstance(v, slice):
+        return f"slice({_show(v.start)}, {_show(v.stop)})"
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _coverage(sl: slice, index: pd.Index, name: str) -> tuple[str, str]:
+    """Why a slice of numbers that asks mostly for labels outside the time coordinate (e.g.
+    pyEDM's rows 1..500 typed as labels on a time that runs 10..59.95) is suspect, in two
+    parts (what it asks for and what to do); ('', '') when it is not."""
+    ends = [e for e in (sl.start, sl.stop) if e is not None]
+    if (index.dtype.kind not in "iuf" or len(index) < 2 or not ends
+            or not all(isinstance(e, (int, float, np.integer, np.floating))
+                       and not isinstance(e, bool) for e in ends)
+            or not index.is_monotonic_increasing):
+        return "", ""
+    lo, hi = index[0], index[-1]
+    a = lo if sl.start is None else sl.start
+    b = hi if sl.stop is None else sl.stop
+    asked, inside = b - a, min(b, hi) - max(a, lo)
+    if asked <= 0 or inside >= 0.5 * asked:
+        return "", ""
+    rows = ""
+    if all(isinstance(e, (int, np.integer)) for e in ends) and 1 <= a <= b <= len(index):
+        rows = (f"; for rows {a}..{b} (1-based, pyEDM's {name}=\"{a} {b}\") pass "
+                f"{name}=slice({_show(index[int(a) - 1])}, {_show(index[int(b) - 1])})")
+    return (f"the labels {_show(a)}..{_show(b)}, but the time coordinate runs "
+            f"{_show(lo)}..{_show(hi)} ({len(index)} points)",
+            f": {name} selects time labels, like .sel, not rows{rows}")
 
 
 def _mask(spec, index: pd.Index, dim: str, name: str) -> np.ndarray:
@@ -323,8 +310,59 @@ def variable_names(arg, name: str) -> list[str]:
 
 
 
+def _time_column(df: pd.DataFrame, time_dim: str | None):
+    """(the time labels, the column they came from or None) of a DataFrame; see
+    :func:`from_dataframe`."""
+    cols = [str(c) for c in df.columns]
+    if time_dim is not None:
+        if time_dim in cols:
+            return df.iloc[:, cols.index(time_dim)], time_dim
+        if df.index.name == time_dim:
+            return df.index, None
+        raise ValueError(f"time_dim={time_dim!r} is neither a column nor the index of the "
+                         f"DataFrame (columns: {cols}); pass the name of its time column")
+    for name in ("time", "Time"):
+        if name in cols:
+            return df.iloc[:, cols.index(name)], name
+    if not isinstance(df.index, pd.RangeIndex):
+        return df.index, None  # a pandas time index (dates, a named index)
+    first = df.iloc[:, 0] if cols else None
+    if (first is not None and first.dtype.kind in "iufM" and len(first) > 1
+            and first.is_monotonic_increasing and first.is_unique and first.notna().all()):
+        return first, cols[0]  # pyEDM's convention: the first column is time
+    return df.index, None  # no time column: positions 0..T-1
+
+
+def from_dataframe(df: pd.DataFrame, time_dim: str | None = None) -> xr.Dataset:
+    """A pandas DataFrame as a Dataset: one variable per column along the time dim.
+
+    The time labels are the column ``time_dim`` (or the index of that name) when given; else
+    a column called "time" or "Time"; else the index when it is not the default 0..n-1; else
+    the first column when it is increasing numbers or dates (pyEDM's convention, e.g. "year"
+    of pyEDM's sardine_anchovy_sst); else the positions 0..n-1.  The time dim is named
+    ``time_dim`` (default "time"); column names become strings.
+
+    >>> df = pd.DataFrame({"Time": [1, 2, 3], "x": [0.1, 0.5, 0.2]})
+    >>> ds = from_dataframe(df)
+    >>> list(ds.data_vars), ds.time.values.tolist()
+    (['x'], [1, 2, 3])
+    """
+    if isinstance(df.columns, pd.MultiIndex):
+        raise TypeError("the DataFrame has MultiIndex columns; flatten them first, e.g. "
+                        "df.columns = ['_'.join(map(str, c)) for c in df.columns]")
+    cols = [str(c) for c in df.columns]
+    repeated = sorted({c for c in cols if cols.count(c) > 1})
+    if repeated:
+        raise ValueError(f"the DataFrame has the columns {repeated} more than once; rename them")
+    labels, used = _time_column(df, time_dim)
+    dim = time_dim or "time"
+    variables = {c: (dim, df.iloc[:, i].to_numpy()) for i, c in enumerate(cols) if c != used}
+    return xr.Dataset(variables, coords={dim: np.asarray(labels)})
+
+
 def as_xarray(data, dim: str | None):
-    """DataArrays and Datasets as they are; numpy arrays, lists and pandas Series as a DataArray.
+    """DataArrays and Datasets as they are; numpy arrays, lists and pandas Series as a DataArray;
+    pandas DataFrames as a Dataset (:func:`from_dataframe`, its time column by name ``dim``).
 
     An array's time axis is its last one, named ``dim`` (default "time"); other axes are
     ``dim_0, dim_1, ...`` as xarray names them (so ``dim="dim_0"`` still picks the first).
@@ -334,10 +372,7 @@ def as_xarray(data, dim: str | None):
     if isinstance(data, pd.Series):
         return xr.DataArray(data)
     if isinstance(data, pd.DataFrame):
-        raise TypeError(
-            "data is a pandas DataFrame: pass one column (df['x']), or make it a Dataset "
-            "(xr.Dataset.from_dataframe(df)) and choose variables with columns="
-        )
+        return from_dataframe(data, dim)
     if isinstance(data, (np.ndarray, list, tuple)):
         try:
             arr = np.asarray(data)
@@ -350,7 +385,8 @@ def as_xarray(data, dim: str | None):
             dims[-1] = dim or "time"
         return xr.DataArray(arr, dims=dims)
     raise TypeError(
-        "data must be an xarray DataArray or Dataset (or a numpy array, list or pandas Series), "
+        "data must be an xarray DataArray or Dataset (or a numpy array, list, pandas Series or "
+        "DataFrame), "
         f"got {type(data).__name__}"
     )
 
@@ -437,26 +473,42 @@ SERIES_DIM = "__xedm_series__"
 
 
 
-def check_time_dim(data, time_dim: str | None) -> str:
-    """resolve_dim, with a message that names ``time_dim`` (the parameter of ccm and xmap)."""
-    try:
-        return resolve_dim(data, time_dim)
-    except ValueError:
+def series_dim_of(data: xr.DataArray, series_dim: str | None, tdim: str) -> str:
+    """The series dim of a DataArray: ``series_dim``, else "series", else the only dim besides
+    the time dim ``tdim``."""
+    others = [d for d in data.dims if d != tdim]
+    if series_dim is None:
+        if "series" in others or len(others) == 1:
+            return "series" if "series" in others else others[0]
         raise ValueError(
-            f"time_dim={time_dim or 'time'!r} is not a dimension of the data (dims: "
-            f"{list(data.dims)}); pass time_dim='<your time dimension>'"
-        ) from None
+            f"series_dim is required: the DataArray has dims {list(data.dims)} besides "
+            f"the time dim {tdim!r}; pass series_dim='<the dim that indexes the series>'"
+        )
+    if series_dim not in others:
+        raise ValueError(
+            f"series_dim={series_dim!r} must name the series dimension of the DataArray (dims: "
+            f"{list(data.dims)}; time is {tdim!r}), e.g. series_dim={(others or ['neuron'])[0]!r}"
+        )
+    return series_dim
 
 
-
-def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved: tuple[str, ...]):
+def cross_series(data, series_dim: str | None, columns, time_dim: str | None,
+                 reserved: tuple[str, ...]):
     """(X with dims (..., SERIES_DIM, time) in float64, series labels, series dim name, time dim).
 
     Refuses what the cross maps cannot label or compute: an empty or duplicated set of series,
     dims named like the result's dims (``reserved``), non-numeric data.  Integer, float16 and
     float32 data are cast to float64 (a copy: the input is never modified).
     """
+    data = as_xarray(data, time_dim)
     if isinstance(data, xr.Dataset):
+        if series_dim is not None:
+            hint = (f"; {series_dim!r} is a dim of the data: if it is the time dim, pass "
+                    f"time_dim={series_dim!r}" if series_dim in data.dims else "")
+            raise ValueError(
+                f"series_dim={series_dim!r} names the series dim of a DataArray; the series of a "
+                f"Dataset are its variables, chosen by columns={hint}"
+            )
         if columns is None:
             raise ValueError(
                 f"columns= is required on a Dataset: choose from {sorted(map(str, data.data_vars))}"
@@ -470,7 +522,7 @@ def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved:
             check_numeric(data[n], n)
         if len(names) < 2:
             raise ValueError("cross mapping needs at least two variables in columns=")
-        tdim = check_time_dim(data, time_dim)
+        tdim = resolve_dim(data, time_dim)
         for n in names:
             if tdim not in data[n].dims:
                 raise ValueError(
@@ -481,29 +533,24 @@ def cross_series(data, dim: str | None, columns, time_dim: str | None, reserved:
                       join="outer")
         X, labels, sdim = X.transpose(..., SERIES_DIM, tdim), names, "variable"
     else:
-        if not isinstance(data, xr.DataArray):
-            raise TypeError(
-                f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
-            )
         if columns is not None:
-            raise TypeError("columns= chooses Dataset variables; on a DataArray pass dim=")
+            raise TypeError("columns= chooses Dataset variables; on a DataArray pass "
+                            "series_dim=")
         check_numeric(data, "data" if data.name is None else str(data.name))
-        tdim = check_time_dim(data, time_dim)
-        if dim is None or dim not in data.dims or dim == tdim:
-            raise ValueError(
-                f"dim={dim!r} must name the series dimension of the DataArray (dims: "
-                f"{list(data.dims)}), e.g. dim='neuron'"
-            )
+        tdim = resolve_dim(data, time_dim)
+        dim = series_dim_of(data, series_dim, tdim)
         if data.sizes[dim] == 0:
-            raise ValueError(f"dim={dim!r} has no series (size 0); cross mapping needs series")
+            raise ValueError(f"series_dim={dim!r} has no series (size 0); cross mapping needs "
+                             "series")
         if dim in data.coords:
             labels = list(np.asarray(data[dim]))
             repeated = pd.Index(labels)
             repeated = sorted(map(str, repeated[repeated.duplicated()].unique()))
             if repeated:
                 raise ValueError(
-                    f"the labels along dim={dim!r} repeat {repeated}: rho would be ambiguous; "
-                    f"give each series its own label, e.g. data.assign_coords({dim}=range(n))"
+                    f"the labels along series_dim={dim!r} repeat {repeated}: rho would be "
+                    f"ambiguous; give each series its own label, e.g. "
+                    f"data.assign_coords({dim}=range(n))"
                 )
         else:
             labels = list(range(data.sizes[dim]))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..core import validate as v
 from ..memory import check_memory
 from ..stats.surrogates import check_method, check_options, make_surrogates
-from .inputs import check_numeric, one_time_chunk, resolve_dim
+from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
@@ -109,13 +110,14 @@ def _diagnostics(attrs: dict, info: dict) -> None:
                      iaaft_spectrum_error_max=float(err.max()))
 
 
+@v.renamed("dim", "time_dim", "the time dimension")
 def surrogates(
     data: xr.DataArray | xr.Dataset,
     method: str = "ebisuzaki",
     n: int = 99,
     *,
     seed: int | None = None,
-    dim: str | None = None,
+    time_dim: str | None = None,
     period: int | None = None,
     harmonics: int = 3,
     block_length: int | None = None,
@@ -132,13 +134,13 @@ def surrogates(
     DataArray in the order of its other dims, flattened; those of each Dataset variable
     from 0), so its surrogates do not depend on the values of the other series.  The
     surrogates of :func:`xedm.ccm` and :func:`xedm.xmap` (``surrogates=n``) are these, the
-    k-th series of the call (in the order of ``columns`` or along ``dim``) drawing from
+    k-th series of the call (in the order of ``columns`` or along ``series_dim``) drawing from
     stream k: ``xedm.surrogates(ds[columns].to_array("v"), n=n, seed=seed)``.
 
     Parameters
     ----------
-    data : DataArray or Dataset
-        Series along ``dim``; other dims broadcast.  Dataset variables without ``dim`` are
+    data : DataArray, Dataset or pandas DataFrame
+        Series along ``time_dim``; other dims broadcast.  Dataset variables without it are
         kept as they are.
     method : {"ebisuzaki", "shuffle", "seasonal", "block", "twin", "iaaft"}
         ``ebisuzaki``: random Fourier phases, amplitude spectrum kept exactly (Ebisuzaki
@@ -154,8 +156,9 @@ def surrogates(
         Surrogates per series (>= 1).
     seed : int, optional
         Seed (>= 0); None draws one (recorded in attrs).
-    dim : str, optional
-        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).
+    time_dim : str, optional
+        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).  Its old name
+        ``dim`` still works, with a FutureWarning, until the next release.
     max_iter : int, default 1000
         ``iaaft`` only: the most rounds per surrogate (it stops earlier once the ranks no
         longer change).
@@ -194,9 +197,12 @@ def surrogates(
     >>> s.attrs["iaaft_spectrum_error_max"] < 0.1
     True
     """
+    if isinstance(data, (pd.DataFrame, pd.Series)):
+        data = as_xarray(data, time_dim)  # a DataFrame gives a Dataset (its time column)
     if not isinstance(data, (xr.DataArray, xr.Dataset)):
-        raise TypeError(f"data must be an xarray DataArray or Dataset, got {type(data).__name__}"
-                        "; wrap numpy arrays with xr.DataArray(values, dims=['time'])")
+        raise TypeError(f"data must be an xarray DataArray or Dataset (or a pandas DataFrame), "
+                        f"got {type(data).__name__}; wrap numpy arrays with "
+                        "xr.DataArray(values, dims=['time'])")
     n = v.check_int("n", n, 1, " (the number of surrogates per series)")
     given = {"period": period, "block_length": block_length, "E": E, "tau": tau,
              "recurrence_rate": recurrence_rate, "eps": eps, "harmonics": harmonics,
@@ -208,7 +214,7 @@ def surrogates(
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
-    tdim = resolve_dim(data, dim)
+    tdim = resolve_dim(data, time_dim)
     _check_size(data, tdim, n)
     attrs = {"surrogate_method": method, "surrogate_seed": seed, "surrogates": n,
              **{f"surrogate_{k}": val for k, val in params.items()}}
@@ -226,7 +232,7 @@ def surrogates(
         new[name], info = _one(da, tdim, method, n, seed, params)
         _diagnostics(new[name].attrs, info)
     if not new:
-        raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass dim=")
+        raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass time_dim=")
     out = data.assign(new).assign_coords(surrogate=np.arange(n))
     out.attrs.update(attrs)
     return out

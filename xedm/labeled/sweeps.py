@@ -59,6 +59,7 @@ def _sweep_reserved(d: str) -> frozenset:
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def embed_dimension(
     data: Data,
     E_max: int = 10,
@@ -72,7 +73,7 @@ def embed_dimension(
     pred=None,
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -112,7 +113,7 @@ def embed_dimension(
         E_list = np.sort(v.check_int_list("E", E, 1))
         E_top, what, fix = int(E_list[-1]), "E", "smaller E values"
     p = _params(
-        data, E_top, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim,
+        data, E_top, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim,
         False, "embed_dimension", _sweep_reserved("E"), what)
     X, y, index, dim, tau = p.X, p.y, p.index, p.dim, p.tau
     Tp, knn, excl, spec, attrs = p.Tp, p.knn, p.excl, p.spec, p.attrs
@@ -124,7 +125,7 @@ def embed_dimension(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(int(e), tau, Tp) for e in E_list], T, spec["lib"], False,
-                       fix)
+                       fix, spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors,
                                ["simplex_sweep", "knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=int(E_list[-1]) * _ncols(attrs),
@@ -153,6 +154,7 @@ def embed_dimension(
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def predict_interval(
     data: Data,
     E: int | None = None,
@@ -167,7 +169,7 @@ def predict_interval(
     columns: str | Sequence[str] | None = None,
     target: str | None = None,
     embedded: bool = False,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -207,7 +209,7 @@ def predict_interval(
         what, fix = "Tp", "other Tp values"
     p = _params(
         data, E, tau, 1 if Tp is None else int(Tp_list[0]), knn, exclusion_radius, lib, pred,
-        columns, target, dim, embedded, "predict_interval", _sweep_reserved("Tp"))
+        columns, target, time_dim, embedded, "predict_interval", _sweep_reserved("Tp"))
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, knn, excl, spec, attrs = p.tau, p.knn, p.excl, p.spec, p.attrs
     T = len(index)
@@ -223,7 +225,7 @@ def predict_interval(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(False, knn, [(E, tau, int(tp)) for tp in Tp_list], T, spec["lib"],
-                       bool(embedded), f"{fix}, a smaller E")
+                       bool(embedded), f"{fix}, a smaller E", spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs),
                                knn=knn or E + 1, n_pred=len(pred_t), work=int(X.size) * T)
@@ -252,6 +254,7 @@ def predict_interval(
 
 
 @cupy_io
+@v.renamed("dim", "time_dim", "the time dimension")
 def predict_nonlinear(
     data: Data,
     E: int | None = None,
@@ -268,7 +271,7 @@ def predict_nonlinear(
     embedded: bool = False,
     solver: str = "lstsq",
     alpha: float = 0.0,
-    dim: str | None = None,
+    time_dim: str | None = None,
     backend: str | None = None,
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
@@ -278,8 +281,9 @@ def predict_nonlinear(
 
     Parameters
     ----------
-    theta : list of float, default (0, 0.01, 0.1, ..., 9)
-        The localisations tried (distinct, finite, >= 0).
+    theta : list of float, default (0.01, 0.1, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, ..., 9)
+        The localisations tried (distinct, finite, >= 0); the default is pyEDM's 15 values
+        (add 0 for the global linear map).
     Other parameters are as in :func:`smap` (E may be left out with ``embedded=True``).
 
     Returns
@@ -299,7 +303,7 @@ def predict_nonlinear(
     """
     thetas = v.check_theta(theta)
     p = _params(
-        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, dim, embedded,
+        data, E, tau, Tp, knn, exclusion_radius, lib, pred, columns, target, time_dim, embedded,
         "predict_nonlinear", _sweep_reserved("theta"))
     X, y, index, dim, E = p.X, p.y, p.index, p.dim, p.E
     tau, Tp, knn, excl, spec, attrs = p.tau, p.Tp, p.knn, p.excl, p.spec, p.attrs
@@ -313,7 +317,7 @@ def predict_nonlinear(
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
-                       "a smaller E")
+                       "a smaller E", spec["pred_mask"], excl)
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs), knn=knn,
                                n_pred=len(pred_t), work=int(X.size) * T)
@@ -344,7 +348,7 @@ def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int) -> None:
     P, 1 + C*E) float64) and solves one weighted least-squares problem of k rows and nc
     columns per theta and prediction: refused up front when that cannot fit or takes hours."""
     what = f"predict_nonlinear with {n_theta:,} theta values on {B} series of {P} predictions"
-    fix = "give fewer theta values (the default list has 16)"
+    fix = "give fewer theta values (the default list has 15)"
     check_memory(8.0 * n_theta * B * P * (nc + 3), what, fix, share=0.5)  # + working copies
     check_work(float(n_theta) * B * P * k * nc * nc, what, fix)
 

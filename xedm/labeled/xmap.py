@@ -9,6 +9,7 @@ from functools import partial
 
 import xarray as xr
 
+from ..core.validate import renamed
 from ..stats.significance import DEFAULT_QUANTILES
 from .cross import CCM_DIMS, XMAP_DIMS, apply_cross
 from .crossmap import (
@@ -27,6 +28,7 @@ from .inputs import cross_series
 
 
 @cupy_io
+@renamed("dim", "series_dim", "the series dimension")
 def ccm(
     data: xr.DataArray | xr.Dataset,
     columns: Sequence[str] | None = None,
@@ -47,7 +49,7 @@ def ccm(
     surrogate_options: dict | None = None,
     p_method: str = "empirical",
     n_boot: int = 1000,
-    dim: str | None = None,
+    series_dim: str | None = None,
     time_dim: str | None = None,
     backend: str | None = None,
     progress: bool | None = None,
@@ -62,13 +64,16 @@ def ccm(
 
     Parameters
     ----------
-    data : Dataset (variables chosen by ``columns``) or DataArray with a series dim ``dim``.
+    data : Dataset or pandas DataFrame (variables chosen by ``columns``; a DataFrame's time
+        column as in :func:`xedm.simplex`), or DataArray with a series dim.
         Numbers of any real dtype (integers and float16/float32 are cast to float64; the
         input is never modified); other dims broadcast; dask-backed data stay lazy.
-    lib_sizes : list of int
-        Distinct library sizes, each >= 2 and >= knn.  A size at or above a pair's number of
-        valid library points (``n_valid``) uses all of them with no draw, so every sample of
-        it is the same, and all such sizes give the same rho.
+    lib_sizes : int or list of int
+        Distinct library sizes, each >= 2 and >= knn.  A list gives a ``lib_size`` dim (also
+        a list of one); one int gives none (``lib_size`` is then a scalar coordinate, and
+        ``float(out.rho.sel(library=..., target=...))`` a number), as for ``Tp``.  A size at
+        or above a pair's number of valid library points (``n_valid``) uses all of them with
+        no draw, so every sample of it is the same, and all such sizes give the same rho.
     E : int or one int per series
         Embedding dimension of each library series.
     samples : int
@@ -102,6 +107,8 @@ def ccm(
         as CCM theory and pyEDM's CCM) or ``"target"`` (the target's E, as kEDM and
         :func:`xedm.xmap`'s default).  The coordinate ``E`` lies along that dim and
         ``attrs["E_from"]`` records the choice.
+    series_dim, time_dim : str, optional
+        As in :func:`xedm.xmap`.
 
     Returns
     -------
@@ -157,7 +164,7 @@ def ccm(
     >>> float(out.kendall_tau.sel(library="y", target="x")) > 0.5  # rho rises with L
     True
     """
-    X, labels, sdim, tdim = cross_series(data, dim, columns, time_dim, CCM_DIMS)
+    X, labels, sdim, tdim = cross_series(data, series_dim, columns, time_dim, CCM_DIMS)
     p = ccm_params(labels, sdim, X.sizes[tdim], lib_sizes=lib_sizes, E=E, samples=samples,
                    seed=seed, tau=tau, Tp=Tp, exclusion_radius=exclusion_radius, knn=knn,
                    keep_samples=keep_samples, surrogates=surrogates,
@@ -173,9 +180,10 @@ def ccm(
 
 
 @cupy_io
+@renamed("dim", "series_dim", "the series dimension")
 def xmap(
     data: xr.DataArray | xr.Dataset,
-    dim: str | None = None,
+    series_dim: str | None = None,
     *,
     E: int | Sequence[int] | None = None,
     E_max: int = 10,
@@ -210,11 +218,15 @@ def xmap(
 
     Parameters
     ----------
-    data : DataArray with a series dim ``dim``, or Dataset (variables chosen by ``columns``).
+    data : DataArray with a series dim, or Dataset or pandas DataFrame (variables chosen by
+        ``columns``; a DataFrame's time column as in :func:`xedm.simplex`).
         Numbers of any real dtype (integers and float16/float32 are cast to float64; the
         input is never modified); other dims broadcast; dask-backed data stay lazy.
-    dim : str
-        The dim that indexes the series (DataArray); its labels must be distinct.
+    series_dim : str, optional
+        The dim that indexes the series of a DataArray (its labels must be distinct); by
+        default ``"series"``, or the only dim besides time.  Not used with a Dataset (its
+        series are the variables in ``columns``: giving it there is an error).  Its old name
+        ``dim`` still works, with a FutureWarning, until the next release.
     E : int or one int per series, optional
         The E of each series (used when it is the target); None chooses it.
     E_max : int
@@ -254,7 +266,7 @@ def xmap(
         map can pass the false-discovery control with 99 surrogates (with the empirical
         p-value BH needs n of the order of the number of pairs over the FDR level).
     time_dim : str, optional
-        The time dim (default ``"time"``).
+        The time dim (default ``"time"``; a 1-D DataArray uses its only dim).
     neighbors, neighbors_recall : as in :func:`xedm.simplex`
         How the cross maps' neighbour tables are built (docs/neighbors.md); the choice of E
         is always exact (one fused pass, no tables).
@@ -306,14 +318,14 @@ def xmap(
     --------
     >>> import xedm
     >>> ds = xedm.datasets.many_series(5, 300, seed=0)
-    >>> cmap = ds.x.edm.xmap(dim="series", E=2)
+    >>> cmap = ds.x.edm.xmap(series_dim="series", E=2)
     >>> cmap.rho.dims
     ('library', 'target')
-    >>> sig = ds.x.edm.xmap(dim="series", E=2, surrogates=19, seed=0)
+    >>> sig = ds.x.edm.xmap(series_dim="series", E=2, surrogates=19, seed=0)
     >>> sorted(v for v in sig.data_vars)
     ['p_value', 'q_value', 'rho', 'rho_null']
     """
-    X, labels, sdim, tdim = cross_series(data, dim, columns, time_dim, XMAP_DIMS)
+    X, labels, sdim, tdim = cross_series(data, series_dim, columns, time_dim, XMAP_DIMS)
     p = xmap_params(labels, sdim, X.sizes[tdim], E=E, E_max=E_max, tau=tau, Tp=Tp,
                     exclusion_radius=exclusion_radius, knn=knn, surrogates=surrogates,
                     surrogate_method=surrogate_method, seed=seed, quantiles=quantiles,

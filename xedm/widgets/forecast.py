@@ -53,7 +53,7 @@ class ForecastState(State):
 
         p = self.params
         common = {"columns": p["column"], "target": p["target"], "tau": p["tau"],
-                  "dim": self.dim, "knn": p["knn"] or None, "lib": self.rows("lib"),
+                  "time_dim": self.dim, "knn": p["knn"] or None, "lib": self.rows("lib"),
                   "pred": self.rows("pred")}
         skill_E = self.call(sweeps.embed_dimension, self.ds, E_max=p["E_max"], Tp=p["Tp"],
                             **common)

@@ -27,8 +27,8 @@ class RecurrenceState(State):
         x = self.ds[p["column"]]
         thr = {p["threshold"]: float(p["value"])}
         part = x.isel({self.dim: slice(0, int(p["max_points"]))})
-        R = self.call(_rqa.recurrence_plot, part, E=p["E"], tau=p["tau"], dim=self.dim, **thr)
-        q = self.call(_rqa.rqa, x, E=p["E"], tau=p["tau"], dim=self.dim, **thr)
+        R = self.call(_rqa.recurrence_plot, part, E=p["E"], tau=p["tau"], time_dim=self.dim, **thr)
+        q = self.call(_rqa.rqa, x, E=p["E"], tau=p["tau"], time_dim=self.dim, **thr)
         return {"recurrence": R, "rqa": q}
 
 

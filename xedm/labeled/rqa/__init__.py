@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ...core import validate as v
 from .assemble import assemble
 from .compute import lazy_measures, measures
 from .inputs import prepare
@@ -35,10 +36,11 @@ from .plot import recurrence_plot
 __all__ = ["recurrence_network", "recurrence_plot", "rqa"]
 
 
+@v.renamed("dim", "time_dim", "the time dimension")
 def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_rate=None,
         norm: str = "euclidean", theiler: int = 1, l_min: int = 2, v_min: int = 2,
         w_min: int = 2, other=None, joint=None, joint_eps=None, joint_recurrence_rate=None,
-        window: int | None = None, step: int | None = None, dim: str | None = None,
+        window: int | None = None, step: int | None = None, time_dim: str | None = None,
         backend: str | None = None, tile: int | None = None, histograms: bool | None = None,
         eps_method: str = "auto", progress: bool | None = None, border: str = "keep",
         recurrence_times: bool = False, neighbors_per_state: int | None = None) -> xr.Dataset:
@@ -46,8 +48,8 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
 
     Parameters
     ----------
-    data : DataArray or Dataset
-        Time on ``dim``; every other dim broadcasts (one analysis per series).
+    data : DataArray, Dataset or pandas DataFrame (time column as in :func:`xedm.simplex`)
+        Time on ``time_dim``; every other dim broadcasts (one analysis per series).
     columns : str or list of str, optional
         On a Dataset, the variable(s) whose lags make the state (required there).
     E, tau : int
@@ -76,10 +78,11 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         data's thresholds counted in the same pass.
     window, step : int, optional
         Windowed RQA: every ``step`` time steps (default ``window // 10``, at least 1), the
-        measures of the ``window`` points ending there, as time series on ``dim`` labelled
+        measures of the ``window`` points ending there, as time series on ``time_dim`` labelled
         by each window's last time.
-    dim : str, optional
-        Time dimension (default ``"time"``; a 1-D DataArray uses its only dim).
+    time_dim : str, optional
+        Time dimension (default ``"time"``; a 1-D DataArray uses its only dim).  Its old
+        name ``dim`` still works, with a FutureWarning, until the next release.
     backend : {"auto", "cpu", "gpu"}, optional
         Default from :func:`xedm.set_options`; "auto" is "gpu" when CuPy sees a device.
     tile : int, optional
@@ -139,7 +142,7 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
     """
     from ...options import get_option
 
-    X, Y, dim, kind, E, tau = prepare(data, columns, other, joint, E, tau, dim, norm)
+    X, Y, dim, kind, E, tau = prepare(data, columns, other, joint, E, tau, time_dim, norm)
     p = make_plan(X, Y, dim, kind, E, tau, norm, theiler=theiler, l_min=l_min, v_min=v_min,
                   w_min=w_min, eps=eps, recurrence_rate=recurrence_rate, joint_eps=joint_eps,
                   joint_recurrence_rate=joint_recurrence_rate, eps_method=eps_method,

@@ -4,6 +4,7 @@ joint=, the integer and finiteness checks, and the recurrence problem of a batch
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ...core import validate as v
@@ -27,8 +28,8 @@ def _resolve_dim(data, dim, what):
 
 def stack(data, names, dim, what):
     """DataArray (..., VAR, dim) of the chosen variables."""
-    if isinstance(data, np.ndarray):
-        data = as_xarray(data, dim)  # time on the last axis, as in the EDM functions
+    if isinstance(data, (np.ndarray, pd.DataFrame)):
+        data = as_xarray(data, dim)  # time on the last axis / a DataFrame's time column
     if isinstance(data, xr.DataArray):
         if names is not None:
             raise TypeError(f"{what}: variable names choose variables of a Dataset; "
@@ -50,8 +51,9 @@ def stack(data, names, dim, what):
     dim = resolve_dim(data, dim)
     for n in names:  # the Dataset has dim, but each chosen variable needs it
         if dim not in data[n].dims:
-            raise ValueError(f"dim={dim!r}: variable {n!r} has no dim {dim!r} (its dims: "
-                             f"{list(data[n].dims)}); pass dim='<the time dimension of {n}>'")
+            raise ValueError(f"time_dim={dim!r}: variable {n!r} has no dim {dim!r} (its dims: "
+                             f"{list(data[n].dims)}); pass time_dim='<the time dimension of "
+                             f"{n}>'")
     X = xr.concat([data[n] for n in names], dim=VAR, coords="minimal", compat="override",
                   join="outer")
     return X.transpose(..., VAR, dim), dim
@@ -94,6 +96,8 @@ def prepare(data, columns, other, joint, E, tau, dim, norm):
     if other is not None and joint is not None:
         raise ValueError("other= (cross recurrence) and joint= (joint recurrence) exclude "
                          "each other; give one of them")
+    if isinstance(data, pd.DataFrame):
+        data = as_xarray(data, dim)  # a Dataset: other= and joint= may name its columns
     X, dim = stack(data, columns, dim, "data")
     ncols = X.sizes[VAR]
     Y = partner(data, other if other is not None else joint, ncols, dim, "other" if

@@ -12,11 +12,12 @@ from .inputs import arrays, prepare, problem, too_short
 from .thresholds import check_eps_method, eps_matrix, threshold_specs
 
 
+@v.renamed("dim", "time_dim", "the time dimension")
 def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
                     recurrence_rate=None, norm: str = "euclidean", other=None, joint=None,
-                    joint_eps=None, joint_recurrence_rate=None, dim: str | None = None,
+                    joint_eps=None, joint_recurrence_rate=None, time_dim: str | None = None,
                     max_states: int = 10_000, eps_method: str = "auto") -> xr.DataArray:
-    """The recurrence matrix as a boolean DataArray over ``(dim, dim + "_")``.
+    """The recurrence matrix as a boolean DataArray over ``(time_dim, time_dim + "_")``.
 
     Same arguments as :func:`rqa`, each threshold one number (``eps`` or
     ``recurrence_rate``; for ``joint``, ``joint_eps`` or ``joint_recurrence_rate`` or
@@ -34,7 +35,7 @@ def recurrence_plot(data, columns=None, *, E: int = 1, tau: int = 1, eps=None,
     >>> R.dims, R.shape, bool(R[5, 5])
     (('time', 'time_'), (99, 99), True)
     """
-    X, Y, dim, kind, E, tau = prepare(data, columns, other, joint, E, tau, dim, norm)
+    X, Y, dim, kind, E, tau = prepare(data, columns, other, joint, E, tau, time_dim, norm)
     xs, ys = threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind)
     for t in (xs, ys):
         if t is not None and t.is_list:

@@ -1,0 +1,42 @@
+"""Progress bars of the xarray layer (tqdm, shown only when the work outlasts two seconds)."""
+
+from __future__ import annotations
+
+from ..options import get_option
+
+
+def progress_bar(progress: bool | None, desc: str, total: int):
+    """tqdm over series, shown only when the work outlasts two seconds (off: progress=False)."""
+    show = get_option("progress") if progress is None else progress
+    if not show:
+        return iter
+
+    def wrap(it):
+        from tqdm.auto import tqdm
+
+        n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
+        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
+
+    return wrap
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def counter_bar(progress: bool | None, desc: str, total: float, unit: str = "it",
+                unit_scale: bool = False):
+    """A tqdm bar advanced by hand with ``update(n)`` (units of real work: series, matrix
+    cells), shown only when the work outlasts two seconds; a no-op object when progress is
+    off (``progress=False`` or ``xedm.set_options(progress=False)``)."""
+    show = get_option("progress") if progress is None else progress
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, delay=2.0,
+                leave=False)
