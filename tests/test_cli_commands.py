@@ -97,7 +97,7 @@ def test_xmap_seasonal_and_block_surrogates_take_their_parameters(table, tmp_pat
     assert code == 2 and "needs --period" in err and not out.exists()
     code, _, err = run([*base, "--surrogate-method", "seasonal", "--period", "12"], capsys)
     assert code == 0, err
-    want = xedm.xmap(ds.to_dataarray("series").transpose("series", "time"), dim="series",
+    want = xedm.xmap(ds.to_dataarray("series").transpose("series", "time"), series_dim="series",
                      E=2, surrogates=9, seed=1, surrogate_method="seasonal",
                      surrogate_options={"period": 12}, progress=False)
     with xr.open_dataset(out) as got:

@@ -33,6 +33,7 @@ EXTRA = {
     "xmap_lagged": ("xmap", {"E": 2, "Tp": [-2, -1, 0], "columns": NAMES}, "table"),
     "recurrence_plot": ("recurrence_plot", {"E": 2, "recurrence_rate": 0.1}, "one"),
     "rqa_histograms": ("rqa", {"E": 2, "eps": 0.2}, "one"),
+    "causal_network": ("causal_network", {"E": 2, "surrogates": 9, "seed": 0}, "all"),
 }
 
 
@@ -113,7 +114,8 @@ def test_every_view_fits(data):
             result = api.method(name).function()(given, **kwargs)
             if "series" in result.dims and name in ("simplex", "smap", "recurrence_network"):
                 result = result.isel(series=0)  # their views draw one series
-            view = plot.lag_plot if "Tp" in result.dims else plot.VIEWS[name]
+            lagged = name in ("ccm", "xmap") and "Tp" in result.dims  # a list of Tp
+            view = plot.lag_plot if lagged else plot.VIEWS[name]
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.filterwarnings("error", "constrained_layout not applied")
