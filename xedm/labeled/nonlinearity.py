@@ -32,7 +32,7 @@ def test_nonlinearity(
     data: Data,
     E: int,
     *,
-    theta: Sequence[float] = THETAS,
+    theta: Sequence[float] = (0.0, *THETAS),
     surrogates: int = 99,
     method: str = "ebisuzaki",
     seed: int | None = None,
