@@ -26,18 +26,16 @@ from ..knn.gpu import _module, knn_device
 from .constants import D_MIN, SWEEP_MAX_E
 
 _PREDICT = r"""
-extern "C" __global__ void simplex_predict(
+// one row's simplex sums over its first k usable neighbours (exp(-d/dmin) weights):
+// m neighbours used, the last table entry read, dmin, the weight sum and the weighted sum
+__device__ __forceinline__ void simplex_row(
     const long long* __restrict__ idx, const double* __restrict__ dist,
-    const unsigned char* __restrict__ ok, const double* __restrict__ y,
-    const long long* __restrict__ k_list, const long long B, const long long P,
-    const long long depth, const long long T, const long long Tp, double* __restrict__ pred)
+    const unsigned char* __restrict__ ok, const double* __restrict__ y, const long long r,
+    const long long b, const long long k, const long long depth, const long long T,
+    const long long Tp, long long& m, long long& last, double& dmin, double& wsum,
+    double& acc)
 {
-    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= B * P) return;
-    const long long b = r / P;
-    const long long k = k_list[b];
-    long long m = 0;
-    double dmin = 1.0, wsum = 0.0, acc = 0.0;
+    m = 0; last = -1; dmin = 1.0; wsum = 0.0; acc = 0.0;
     for (long long j = 0; j < depth; ++j) {
         const long long q = idx[r * depth + j];
         if (q < 0) break;
@@ -48,8 +46,23 @@ extern "C" __global__ void simplex_predict(
         wsum = wsum + w;
         acc = acc + w * y[b * T + q + Tp];
         m += 1;
+        last = j;
         if (m == k) break;
     }
+}
+
+extern "C" __global__ void simplex_predict(
+    const long long* __restrict__ idx, const double* __restrict__ dist,
+    const unsigned char* __restrict__ ok, const double* __restrict__ y,
+    const long long* __restrict__ k_list, const long long B, const long long P,
+    const long long depth, const long long T, const long long Tp, double* __restrict__ pred)
+{
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= B * P) return;
+    const long long b = r / P;
+    long long m, last;
+    double dmin, wsum, acc;
+    simplex_row(idx, dist, ok, y, r, b, k_list[b], depth, T, Tp, m, last, dmin, wsum, acc);
     pred[r] = m > 0 ? acc / wsum : CUDART_NAN;
 }
 
@@ -65,22 +78,9 @@ extern "C" __global__ void simplex_predict_var(
     const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= B * P) return;
     const long long b = r / P;
-    const long long k = k_list[b];
-    long long m = 0, last = -1;
-    double dmin = 1.0, wsum = 0.0, acc = 0.0;
-    for (long long j = 0; j < depth; ++j) {
-        const long long q = idx[r * depth + j];
-        if (q < 0) break;
-        if (!ok[b * T + q]) continue;
-        const double d = dist[r * depth + j];
-        if (m == 0) dmin = fmax(d, """ + repr(D_MIN) + r""");
-        const double w = exp(-d / dmin);
-        wsum = wsum + w;
-        acc = acc + w * y[b * T + q + Tp];
-        m += 1;
-        last = j;
-        if (m == k) break;
-    }
+    long long m, last;
+    double dmin, wsum, acc;
+    simplex_row(idx, dist, ok, y, r, b, k_list[b], depth, T, Tp, m, last, dmin, wsum, acc);
     if (m == 0) { pred[r] = CUDART_NAN; var[r] = CUDART_NAN; return; }
     const double p = acc / wsum;
     double sq = 0.0;
