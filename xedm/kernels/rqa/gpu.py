@@ -29,6 +29,9 @@ _ROWS = 64
 _SHARED_BINS = 2048
 
 _CACHE: dict = {}
+#: a one-variable delay embedding under a sum norm, all rows in one launch, goes to the
+#: float32-filtered kernels of :mod:`xedm.kernels.rqa.gpu_f32` (False: always the kernels here)
+USE_CHAIN = True
 
 
 def _stage_rows(nc):
@@ -265,6 +268,11 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
     shape ``(nmat, K, L + 1)``, over all visible GPUs (or the ids in ``devices``)."""
     import cupy as cp
 
+    if USE_CHAIN and (tile is None or int(tile) >= int(prob.matrices[:, 2].max())):
+        from . import gpu_f32
+
+        if gpu_f32.qualifies(prob, norm, thr.shape[1]):
+            return gpu_f32.line_histograms(prob, thr, norm, devices)
     ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
     devices = list(range(ndev)) if devices is None else list(devices)
     nmat, K, nch = thr.shape
