@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import hist_layout
+from .layout import split_area as _split_area
+from .layout import split_even as _split_even
 
 _BLOCK = 128
 _ROWS = 64
@@ -220,23 +222,6 @@ def _module(cp, key, args):
         mod = cp.RawModule(code=_source(*args), options=("--fmad=false",))
         _CACHE[key] = mod
     return mod
-
-
-def _split_even(lo, hi, parts):
-    edges = np.linspace(lo, hi, parts + 1).round().astype(np.int64)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-
-
-def _split_area(lo, hi, ra, rb, parts):
-    """Split diagonals [lo, hi) (length min(ra, rb - k)) into ``parts`` ranges of about
-    equal total length."""
-    if hi <= lo:
-        return []
-    ks = np.arange(lo, hi, dtype=np.int64)
-    c = np.cumsum(np.minimum(ra, rb - ks).astype(np.float64))
-    cuts = [lo] + [int(lo + np.searchsorted(c, c[-1] * p / parts)) for p in range(1, parts)]
-    cuts.append(hi)
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
 
 
 def jobs_for(prob, ndev):

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import hist_layout
+from .layout import split_area as _split_area
+from .layout import split_even as _split_even
 
 _B = 256  # threads per block
 _SHARED_BINS = 2048
@@ -285,8 +287,6 @@ def jobs_for(prob, ndev):
     """Per device: (vertical jobs, diagonal jobs), each an int64 (n, 8) array of (matrix,
     first, end, row offset, column offset, rows, columns, weight), offsets into the
     concatenated data ``D = [X.ravel(), Y.ravel()]`` (Y omitted when it is X)."""
-    from .gpu import _split_area, _split_even
-
     X = prob.X
     ldx, ldy = X.shape[1], prob.Y.shape[1]
     ybase = 0 if prob.Y is X else X.size
