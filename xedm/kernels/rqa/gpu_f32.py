@@ -31,6 +31,9 @@ _SHARED_BINS = 2048
 _W_MAX = 64  # the longest register window (the loop body is unrolled this many times)
 #: steps whose distances are computed together, before their branching tests (G), and the
 #: blocks per multiprocessor that each kernel's registers must allow (None: from W)
+#: (measured on an H200 at N = 1,043,112, E = 5, tau = 3: G = 4 with 4 blocks each 1.41 s,
+#: G = 1 1.52 s; recording each row's decision as a bit and reading runs off 32 rows at a
+#: time was 2.7 times slower than this branch per row)
 TUNE = {"G": 4, "vblocks": None, "dblocks": None}
 _K_MAX = 4  # at most this many thresholds (more: the kernels of xedm.kernels.rqa.gpu)
 
@@ -58,7 +61,7 @@ def _source(E, tau, norm, nk, order, B, G=4, vblocks=None, dblocks=None):
     """Kernel source; ``order``: the coordinates' offsets in the CPU's summation order."""
     W = (E - 1) * tau + 1
     vblocks = vblocks or (4 if W <= 24 else 2)
-    dblocks = dblocks or (3 if W <= 14 else 2)
+    dblocks = dblocks or (4 if W <= 14 else 2)
     hs = max(_SHARED_BINS // (2 * nk), 16)
     if norm == 0:
         f_acc = "ACC = fmaf(d_, d_, ACC);"
