@@ -306,8 +306,8 @@ def jobs_for(prob, ndev):
         diag = []
         if prob.symmetric:
             w = max(int(prob.theiler), 0)
-            if w == 0:
-                diag.append((0, 1, 1, False, na, nb))
+            # the line of identity (theiler 0) is added by line_histograms, not walked: one
+            # thread down a million rows was the critical path of the whole launch
             diag.append((max(w, 1), na, 2, False, na, nb))
         else:
             diag.append((0, nb, 1, False, na, nb))
@@ -383,6 +383,12 @@ def line_histograms(prob, thr, norm, devices=None):
                     mod.get_function("rqa_df32")((ndb,), (_B,), (dD, dF, ddj, ddb, dthr, dthf,
                                                                 hd, np.int64(lp1)))
     total = [np.zeros((nmat, K, lp1), np.uint64) for _ in range(3)]
+    if prob.symmetric and int(prob.theiler) <= 0:
+        # the line of identity: distance exactly 0 (x - x), recurrent for every eps > 0,
+        # one diagonal line as long as the matrix (as the CPU walks it)
+        for m in range(nmat):
+            na = int(prob.matrices[m, 2])
+            total[0][m, :, na] += (thr1[m] > 0).astype(np.uint64)
     for dev, _mod, _bufs, hists, _nvb, _ndb in state:
         with cp.cuda.Device(dev):
             cp.cuda.Device(dev).synchronize()
