@@ -138,3 +138,26 @@ def test_gpu_windows_and_eps_sweep_one_launch_equal_cpu():
     assert gpu.sizes["time"] > 100
     for v in cpu.data_vars:
         np.testing.assert_array_equal(cpu[v].values, gpu[v].values, err_msg=v)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_gpu_bitmap_path_equals_cpu(norm):
+    # one series, one threshold: each distance once, the upper triangle kept as bits
+    # (xedm.kernels.rqa.gpu_bitmap); lengths around multiples of 32, Theiler 0, 1 and 5
+    from xedm.kernels.rqa import gpu as G
+    from xedm.kernels.rqa.gpu_bitmap import suits
+
+    rng = np.random.default_rng(5)
+    for n, E, tau, theiler in ((700, 5, 3, 1), (77, 3, 1, 0), (1100, 4, 7, 5), (40, 2, 1, 0)):
+        x = 50.0 + np.round(np.cumsum(rng.normal(size=n)), 1)
+        prob = RecurrenceProblem.single(x, E=E, tau=tau, theiler=theiler)
+        eps = [float(np.round(np.std(x) * 0.3, 1))]
+        thr = thresholds(eps, norm, prob.nch, 1)
+        assert suits(prob, thr, NORMS.index(norm))
+        cpu = line_histograms(prob, eps, norm, "cpu")
+        _same(cpu, _gpu(prob, eps, norm))
+        G.USE_BITMAP = False
+        try:
+            _same(cpu, _gpu(prob, eps, norm))  # the float32 column kernels agree too
+        finally:
+            G.USE_BITMAP = True

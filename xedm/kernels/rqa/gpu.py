@@ -34,6 +34,9 @@ _CACHE: dict = {}
 #: a one-variable delay embedding under a sum norm, all rows in one launch, goes to the
 #: float32-filtered kernels of :mod:`xedm.kernels.rqa.gpu_f32` (False: always the kernels here)
 USE_CHAIN = True
+#: one long series (one matrix, one threshold) on one GPU, when its bits fit in memory, goes to
+#: :mod:`xedm.kernels.rqa.gpu_bitmap` (each distance once)
+USE_BITMAP = True
 
 
 def _stage_rows(nc):
@@ -254,8 +257,12 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
     import cupy as cp
 
     if USE_CHAIN and (tile is None or int(tile) >= int(prob.matrices[:, 2].max())):
-        from . import gpu_f32
+        from . import gpu_bitmap, gpu_f32
 
+        ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
+        if USE_BITMAP and ndev == 1 and gpu_bitmap.suits(prob, thr, norm):
+            with cp.cuda.Device(0 if devices is None else devices[0]):
+                return gpu_bitmap.line_histograms(prob, thr, norm)
         if gpu_f32.qualifies(prob, norm, thr.shape[1]):
             return gpu_f32.line_histograms(prob, thr, norm, devices)
     ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
