@@ -275,6 +275,8 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
         hd, hv, hw = get_kernel("rqa_line_histograms", "gpu")(prob, thr, code, tile)
         if progress is not None:
             progress(1.0)
+    elif prob.symmetric:
+        hd, hv, hw = _cpu_symmetric(prob, thr, code, tile, progress)
     else:
         hd, hv, hw = _cpu_histograms(prob, thr, code, tile or default_tile(prob, "cpu"),
                                      progress)
@@ -340,6 +342,89 @@ def _cpu_histograms(prob, thr, code, tile, progress=None):
             progress(done / total_cost)
     out = []
     for s in sums:
+        s = s.astype(np.uint64).reshape(K, nmat, Lp1)
+        out.append(np.ascontiguousarray(s.transpose(1, 0, 2)))
+    return out
+
+
+# the symmetric CPU pass keeps 4 int32 end runs per piece (row or column of a diagonal
+# block); blocks are widened so that these take at most this many bytes
+SYMMETRIC_STITCH_BYTES = 256 * 2**20
+# the widest block of diagonals the symmetric CPU pass picks by itself
+SYMMETRIC_TILE = 1024
+
+
+def _cpu_symmetric(prob, thr, code, tile, progress=None):
+    """Self and joint recurrence on the CPU: one pass over the upper triangle
+    (:mod:`xedm.kernels.rqa.symmetric_cpu`), then the columns stitched together."""
+    import numba
+
+    from ..kernels import get_kernel
+
+    nmat, K = prob.matrices.shape[0], thr.shape[1]
+    na_all = prob.matrices[:, 2].astype(np.int64)
+    Lp1 = hist_layout(prob)
+    nthreads = numba.get_num_threads()
+    if tile is None:
+        # wide blocks (the work per row of a block has a fixed part), yet about 8 blocks
+        # per thread in all so that the threads finish together
+        want = -(-int(na_all.sum()) // (8 * nthreads))
+        tile = min(max(want, 64), SYMMETRIC_TILE)
+    need = 16 * K * int((na_all.astype(np.float64) ** 2).sum())
+    tile = max(int(tile), 1, -(-need // SYMMETRIC_STITCH_BYTES))
+    w = max(int(prob.theiler), 0)
+    items, bounds, soff = [], [], [0]
+    for m, na in enumerate(na_all.tolist()):
+        b = sorted(set(range(1, na, tile)) | ({w} if 1 < w < na else set()))
+        bounds.append(b)
+        for q, k0 in enumerate(b):
+            k1 = b[q + 1] if q + 1 < len(b) else na
+            cost = (k1 - k0) * (2 * na - k0 - k1) // 2 + na
+            items.append((m, k0, k1, 2 if k0 >= w else 0, q, cost))
+        soff.append(soff[-1] + K * len(b) * na)
+    nblocks = np.array([len(b) for b in bounds], np.int64)
+    bnd = np.zeros((nmat, max(int(nblocks.max()), 1)), np.int64)
+    for m, b in enumerate(bounds):
+        bnd[m, :len(b)] = b
+    mats = np.empty((nmat, 4), np.int64)
+    mats[:, 0], mats[:, 1], mats[:, 2] = prob.matrices[:, 0], prob.matrices[:, 1], na_all
+    mats[:, 3] = soff[:-1]
+    ends = [np.zeros(max(soff[-1], 1), np.int32) for _ in range(4)]
+    X = np.ascontiguousarray(prob.X, np.float64)
+    thr = np.ascontiguousarray(thr)
+    cells = int((na_all * na_all).sum())
+    nrounds = PROGRESS_ROUNDS if progress is not None and cells >= PROGRESS_MIN_CELLS else 1
+    rounds = _rounds(items, min(nrounds, len(items))) if nrounds > 1 and items else [items]
+    total_cost = max(sum(it[5] for it in items), 1)
+    hd = np.zeros((K, nmat * Lp1), np.int64)
+    hvw = np.zeros((2, K, nmat * Lp1), np.int64)
+    block = get_kernel("rqa_symmetric_blocks", "cpu")
+    done = 0
+    for part in rounds:
+        if not part:
+            continue
+        flat, ptr = schedule(part, max(1, min(len(part), 4 * nthreads)))
+        shape = (ptr.size - 1, K, nmat * Lp1)
+        chd, chv, chw = (np.zeros(shape, np.int64) for _ in range(3))
+        with numba.parallel_chunksize(1):
+            block(X, prob.cvar, prob.coff, prob.cchan, prob.nch, thr, code, mats, flat, ptr,
+                  chd, chv, chw, nblocks, *ends)
+        hd += chd.sum(axis=0)
+        hvw[0] += chv.sum(axis=0)
+        hvw[1] += chw.sum(axis=0)
+        if progress is not None:
+            done += sum(it[5] for it in part)
+            progress(done / total_cost)
+    # the point (i, i) recurs when 0 < thr in every channel
+    selfrec = (thr > 0).all(axis=2)
+    if w == 0:
+        for m, na in enumerate(na_all.tolist()):
+            hd[:, m * Lp1 + na] += selfrec[m]
+    part = np.zeros((max(1, min(nthreads * 4, cells)), 2, K, nmat * Lp1), np.int64)
+    get_kernel("rqa_symmetric_stitch", "cpu")(mats, nblocks, bnd, selfrec, *ends, part)
+    hvw += part.sum(axis=0)
+    out = []
+    for s in (hd, hvw[0], hvw[1]):
         s = s.astype(np.uint64).reshape(K, nmat, Lp1)
         out.append(np.ascontiguousarray(s.transpose(1, 0, 2)))
     return out
