@@ -110,8 +110,8 @@ def test_symmetric_pass_equals_general_pass(theiler):
     and stitched columns; it must give the counts of the general (both triangles, whole
     columns) kernel for blocks narrower and wider than a 64-bit word, several thresholds
     and several matrices, and the dense reference on one of them."""
-    from xedm.recurrence.recurrence import NORMS as ALL, _cpu_histograms, _cpu_symmetric
-    from xedm.recurrence.recurrence import thresholds
+    from xedm.recurrence.recurrence import NORMS as ALL
+    from xedm.recurrence.recurrence import _cpu_histograms, _cpu_symmetric, thresholds
 
     rng = np.random.default_rng(theiler)
     x, z = np.round(rng.normal(size=300), 1), rng.normal(size=300)
