@@ -241,7 +241,8 @@ def default_tile(prob: RecurrenceProblem, backend: str) -> int:
 
 
 def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
-                    backend: str = "cpu", tile: int | None = None, progress=None) -> dict:
+                    backend: str = "cpu", tile: int | None = None, progress=None,
+                    vertical_band: bool = False, white_interior: bool = False) -> dict:
     """Diagonal, vertical and white vertical line histograms, exact (uint64).
 
     Parameters
@@ -258,6 +259,14 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
     progress : callable, optional
         Called with the fraction of this call's work done after each round of work (CPU:
         the items are run in up to ``PROGRESS_ROUNDS`` kernel calls; GPU: once at the end).
+    vertical_band : bool
+        CPU only: the Theiler band ``|i - j| < theiler`` (line of identity included) is not
+        recurrent for the vertical and white lines either (the CRP toolbox's rule); the
+        ``recurrent`` count then leaves it out too.
+    white_interior : bool
+        CPU only: white vertical lines touching the top or bottom of their column are not
+        counted, except a column without recurrence (one white line of its full length),
+        as the CRP toolbox's ``tt.m`` counts them.
 
     Returns
     -------
@@ -269,17 +278,24 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
         raise ValueError(f"norm={norm!r} is invalid; choose one of {NORMS}")
     thr = thresholds(eps, norm, prob.nch, prob.matrices.shape[0])
     code = NORMS.index(norm)
+    band = bool(vertical_band) and prob.symmetric and int(prob.theiler) > 0
     if backend == "gpu":
+        if band or white_interior:
+            raise ValueError("vertical_band and white_interior run on the CPU only; use "
+                             "backend='cpu'")
         from ..kernels import get_kernel
 
         hd, hv, hw = get_kernel("rqa_line_histograms", "gpu")(prob, thr, code, tile)
         if progress is not None:
             progress(1.0)
     elif prob.symmetric:
-        hd, hv, hw = _cpu_symmetric(prob, thr, code, tile, progress)
+        hd, hv, hw = _cpu_symmetric(prob, thr, code, tile, progress,
+                                    int(prob.theiler) if band else 0, bool(white_interior))
     else:
         hd, hv, hw = _cpu_histograms(prob, thr, code, tile or default_tile(prob, "cpu"),
                                      progress)
+        if white_interior:
+            hw = _drop_border_white(prob, thr, code, hw)
     lengths = np.arange(hv.shape[-1], dtype=np.uint64)
     rec = (hv * lengths).sum(axis=-1, dtype=np.uint64)
     return {"diagonal": hd, "vertical": hv, "white": hw, "recurrent": rec}
@@ -354,7 +370,25 @@ SYMMETRIC_STITCH_BYTES = 256 * 2**20
 SYMMETRIC_TILE = 1024
 
 
-def _cpu_symmetric(prob, thr, code, tile, progress=None):
+def _drop_border_white(prob, thr, code, hw):
+    """``hw`` without the white runs at the top and bottom of each column that holds a
+    recurrence (whole columns, no band: a cross recurrence)."""
+    from .times import column_extents
+
+    ext = column_extents(prob, thr, code)  # (nmat, K, nb_max, 4)
+    hw = hw.astype(np.int64)
+    na = prob.matrices[:, 2][:, None, None]
+    nb = prob.matrices[:, 5][:, None, None]
+    cols = np.arange(ext.shape[2])[None, None, :]
+    first, last = ext[..., 0], ext[..., 3]
+    has = (first >= 0) & (cols < nb)
+    m, k = np.indices(first.shape)[:2]
+    for length, where in ((first, has & (first > 0)), (na - 1 - last, has & (last < na - 1))):
+        np.add.at(hw, (m[where], k[where], length[where]), -1)
+    return hw.astype(np.uint64)
+
+
+def _cpu_symmetric(prob, thr, code, tile, progress=None, vband=0, interior=False):
     """Self and joint recurrence on the CPU: one pass over the upper triangle
     (:mod:`xedm.kernels.rqa.symmetric_cpu`), then the columns stitched together."""
     import numba
@@ -408,7 +442,7 @@ def _cpu_symmetric(prob, thr, code, tile, progress=None):
         chd, chv, chw = (np.zeros(shape, np.int64) for _ in range(3))
         with numba.parallel_chunksize(1):
             block(X, prob.cvar, prob.coff, prob.cchan, prob.nch, thr, code, mats, flat, ptr,
-                  chd, chv, chw, nblocks, *ends)
+                  chd, chv, chw, nblocks, *ends, vband)
         hd += chd.sum(axis=0)
         hvw[0] += chv.sum(axis=0)
         hvw[1] += chw.sum(axis=0)
@@ -421,7 +455,8 @@ def _cpu_symmetric(prob, thr, code, tile, progress=None):
         for m, na in enumerate(na_all.tolist()):
             hd[:, m * Lp1 + na] += selfrec[m]
     part = np.zeros((max(1, min(nthreads * 4, cells)), 2, K, nmat * Lp1), np.int64)
-    get_kernel("rqa_symmetric_stitch", "cpu")(mats, nblocks, bnd, selfrec, *ends, part)
+    get_kernel("rqa_symmetric_stitch", "cpu")(mats, nblocks, bnd, selfrec, *ends, part, vband,
+                                              interior)
     hvw += part.sum(axis=0)
     out = []
     for s in (hd, hvw[0], hvw[1]):

@@ -207,7 +207,7 @@ def _dist_rows(X, ra, sa, i, j0, bn, cvar, coff, cchan, norm, acc):
 
 @njit(**_FLAGS)
 def _sym_block(X, ra, sa, na, k0, k1, wt, q, Q, soff, cvar, coff, cchan, nch, thr, norm,
-               hd, hv, hw, hoff, rlead, rtrail, clead, ctrail):
+               hd, hv, hw, hoff, rlead, rtrail, clead, ctrail, vert):
     """Block ``q`` (diagonals ``k0 <= k < k1``) of one symmetric matrix, bit-packed: at row
     ``i`` bit ``b`` is point ``(i, i + k0 + b)``; only changes of state cost work."""
     nblk = k1 - k0
@@ -240,6 +240,10 @@ def _sym_block(X, ra, sa, na, k0, k1, wt, q, Q, soff, cvar, coff, cchan, nch, th
                         hd[kk, hoff + i - ds[b]] += wt
                     else:
                         ds[b] = i
+            if not vert:
+                for w in range(W):
+                    pv[w] = cur[w]
+                continue
             # columns: point b of row i - 1 was in column j0 + b + 1, now at bit b
             cs = cstart[kk]
             cl = cled[kk]
@@ -296,9 +300,11 @@ def _sym_block(X, ra, sa, na, k0, k1, wt, q, Q, soff, cvar, coff, cchan, nch, th
 
 @njit(parallel=True, **_FLAGS)
 def block_pass(X, cvar, coff, cchan, nch, thr, norm, prob, items, chunk_ptr, hd, hv, hw,
-               nblocks, rlead, rtrail, clead, ctrail):
+               nblocks, rlead, rtrail, clead, ctrail, vband):
     """Run the diagonal blocks; per-chunk histograms ``hd, hv, hw[t, kk, hoff + l]``
-    (``hoff`` = matrix x (L + 1)) and the pieces' end runs.  ``thr``: (nmat, K, nch)."""
+    (``hoff`` = matrix x (L + 1)) and the pieces' end runs.  ``thr``: (nmat, K, nch).
+    Blocks of diagonals ``k < vband`` are left out of the vertical lines (the stitching
+    pass counts them as not recurrent)."""
     L1 = hd.shape[2] // prob.shape[0]
     for t in prange(chunk_ptr.size - 1):
         for it in range(chunk_ptr[t], chunk_ptr[t + 1]):
@@ -306,45 +312,56 @@ def block_pass(X, cvar, coff, cchan, nch, thr, norm, prob, items, chunk_ptr, hd,
             ra, sa, na, soff = prob[m]
             _sym_block(X, ra, sa, na, k0, k1, w, q, nblocks[m], soff, cvar, coff, cchan,
                        nch, thr[m], norm, hd[t], hv[t], hw[t], m * L1, rlead, rtrail,
-                       clead, ctrail)
+                       clead, ctrail, k0 >= vband)
 
 
 @njit(**_FLAGS)
-def _emit(ov, on, h, hoff):
-    """Count the run (ov, on) (value, length): vertical (h[0]) or white (h[1])."""
+def _emit(ov, on, h, hoff, skip):
+    """Count the run (ov, on) (value, length) as vertical (h[0]) or white (h[1]); a white
+    run is skipped when ``skip``."""
     if on > 0:
         if ov:
             h[0, hoff + on] += 1
-        else:
+        elif not skip:
             h[1, hoff + on] += 1
 
 
 @njit(**_FLAGS)
-def _join(lead, trail, ov, on, h, hoff):
-    """Append a piece (signed end runs) to the open run (ov, on); returns the new one."""
+def _join(lead, trail, ov, on, nem, h, hoff, interior):
+    """Append a piece (signed end runs) to the open run (ov, on); ``nem`` runs of the column
+    counted so far (with ``interior``, a white first run is not counted).  Returns the new
+    open run and count."""
     if lead == 0:
-        return ov, on
+        return ov, on, nem
     v = 1 if lead > 0 else 0
     n = lead if lead > 0 else -lead
     if on > 0 and v == ov:
         on += n
     else:
-        _emit(ov, on, h, hoff)
+        if on > 0:
+            _emit(ov, on, h, hoff, interior and nem == 0)
+            nem += 1
         ov, on = v, n
     if trail != 0:
-        _emit(ov, on, h, hoff)
+        _emit(ov, on, h, hoff, interior and nem == 0)
+        nem += 1
         ov, on = (1 if trail > 0 else 0), (trail if trail > 0 else -trail)
-    return ov, on
+    return ov, on, nem
 
 
 @njit(parallel=True, **_FLAGS)
-def stitch(prob, nblocks, bounds, selfrec, rlead, rtrail, clead, ctrail, hvw):
+def stitch(prob, nblocks, bounds, selfrec, rlead, rtrail, clead, ctrail, hvw, vband,
+           interior):
     """Join the pieces of every whole column into ``hvw[t, 0 (vertical) or 1 (white), kk,
     hoff + l]`` per chunk ``t`` (``hoff`` = matrix x (L + 1)).
 
     Column ``j`` of matrix ``m`` runs through its upper pieces (blocks ``Q-1 .. 0``),
     the point ``(j, j)`` (recurrent when ``selfrec[m, kk]``) and row ``j``'s pieces
-    (blocks ``0 .. Q-1``).  ``bounds[m, q]`` is the first diagonal of block ``q``."""
+    (blocks ``0 .. Q-1``).  ``bounds[m, q]`` is the first diagonal of block ``q``.
+    ``vband > 0``: the points with ``|i - j| < vband`` count as not recurrent (their blocks
+    start below ``vband``).  ``interior``: the white runs at either end of a column are not
+    counted, except a column without any recurrence, one white run of its whole length
+    (the CRP toolbox's white vertical lines)."""
     nmat = prob.shape[0]
     nchunks = hvw.shape[0]
     K = selfrec.shape[1]
@@ -361,18 +378,32 @@ def stitch(prob, nblocks, bounds, selfrec, rlead, rtrail, clead, ctrail, hvw):
             na, soff, Q = prob[m, 2], prob[m, 3], nblocks[m]
             if j >= na:
                 continue
+            hoff = m * L1
             for kk in range(K):
                 h = hvw[t, :, kk]
-                ov, on = 0, 0
+                ov, on, nem = 0, 0, 0
                 for q in range(Q - 1, -1, -1):
-                    if bounds[m, q] > j:
+                    k0 = bounds[m, q]
+                    if k0 > j:
                         continue  # column j has no rows above the diagonal in this block
-                    at = soff + (kk * Q + q) * na + j
-                    ov, on = _join(clead[at], ctrail[at], ov, on, h, m * L1)
-                ov, on = _join(1 if selfrec[m, kk] else -1, 0, ov, on, h, m * L1)
+                    if k0 < vband:
+                        k1 = bounds[m, q + 1] if q + 1 < Q else na
+                        lead, trail = -(j - k0 - max(0, j - k1 + 1) + 1), 0
+                    else:
+                        at = soff + (kk * Q + q) * na + j
+                        lead, trail = clead[at], ctrail[at]
+                    ov, on, nem = _join(lead, trail, ov, on, nem, h, hoff, interior)
+                diag = 1 if selfrec[m, kk] and vband == 0 else -1
+                ov, on, nem = _join(diag, 0, ov, on, nem, h, hoff, interior)
                 for q in range(Q):
-                    if j + bounds[m, q] >= na:
+                    k0 = bounds[m, q]
+                    if j + k0 >= na:
                         break  # row j ends before this block
-                    at = soff + (kk * Q + q) * na + j
-                    ov, on = _join(rlead[at], rtrail[at], ov, on, h, m * L1)
-                _emit(ov, on, h, m * L1)
+                    if k0 < vband:
+                        k1 = bounds[m, q + 1] if q + 1 < Q else na
+                        lead, trail = -(min(k1 - 1, na - 1 - j) - k0 + 1), 0
+                    else:
+                        at = soff + (kk * Q + q) * na + j
+                        lead, trail = rlead[at], rtrail[at]
+                    ov, on, nem = _join(lead, trail, ov, on, nem, h, hoff, interior)
+                _emit(ov, on, h, hoff, interior and nem > 0)
