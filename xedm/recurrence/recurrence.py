@@ -373,9 +373,16 @@ SYMMETRIC_TILE = 1024
 def _drop_border_white(prob, thr, code, hw):
     """``hw`` without the white runs at the top and bottom of each column that holds a
     recurrence (whole columns, no band: a cross recurrence)."""
-    from .times import column_extents
+    from ..kernels import get_kernel
 
-    ext = column_extents(prob, thr, code)  # (nmat, K, nb_max, 4)
+    mats = np.zeros((prob.matrices.shape[0], 8), np.int64)
+    mats[:, :6] = prob.matrices
+    X = np.ascontiguousarray(prob.X, np.float64)
+    Y = np.ascontiguousarray(prob.Y, np.float64)
+    ext = np.full((mats.shape[0], thr.shape[1], int(prob.matrices[:, 5].max()), 4), -1,
+                  np.int64)  # first recurrent row, ..., last recurrent row of each column
+    get_kernel("rqa_column_extents", "cpu")(X, Y, prob.cvar, prob.coff, prob.cchan, prob.nch,
+                                            np.ascontiguousarray(thr), code, mats, ext)
     hw = hw.astype(np.int64)
     na = prob.matrices[:, 2][:, None, None]
     nb = prob.matrices[:, 5][:, None, None]
