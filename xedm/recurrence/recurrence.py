@@ -435,7 +435,9 @@ def _cpu_symmetric(prob, thr, code, tile, progress=None, vband=0, interior=False
     thr = np.ascontiguousarray(thr)
     cells = int((na_all * na_all).sum())
     nrounds = PROGRESS_ROUNDS if progress is not None and cells >= PROGRESS_MIN_CELLS else 1
-    rounds = _rounds(items, min(nrounds, len(items))) if nrounds > 1 and items else [items]
+    # every round keeps at least 4 blocks per thread, so that the threads stay busy
+    nrounds = min(nrounds, max(1, len(items) // (4 * nthreads)))
+    rounds = _rounds(items, nrounds) if nrounds > 1 else [items]
     total_cost = max(sum(it[5] for it in items), 1)
     hd = np.zeros((K, nmat * Lp1), np.int64)
     hvw = np.zeros((2, K, nmat * Lp1), np.int64)
