@@ -895,3 +895,34 @@ def test_joint_and_cross_rqa_scale_each_channel(backend):
     R = xedm.recurrence_plot(x * 1e-300, E=2, eps=0.1 * 1e-300)
     np.testing.assert_array_equal(R.values, nr.naive_recurrence_matrix(x, E=2, eps=0.1))
     assert R.attrs["eps"] == 0.1 * 1e-300
+
+
+@pytest.mark.parametrize("norm", [0, 1, 2])
+def test_float32_guard_band_bounds_the_float32_distance(norm):
+    # the GPU's float32 filter (xedm.kernels.rqa.gpu_f32) is exact only if every float32
+    # distance lies within the guard band's bound of the float64 one; checked here in NumPy
+    # (float32 arithmetic, data far from 0, several scales) against the band's bound / 8
+    from xedm.kernels.rqa.gpu_f32 import guard_bands
+
+    rng = np.random.default_rng(norm)
+    for scale, offset in ((1.0, 0.0), (1e-3, 5.0), (50.0, -3e3)):
+        x = offset + scale * np.cumsum(rng.normal(size=3000))
+        E, tau = 6, 2
+        idx = np.arange(0, (E - 1) * tau + 1, tau)
+        emb = np.stack([x[i + idx] for i in range(len(x) - (E - 1) * tau)])
+        c = 0.5 * (x.min() + x.max())
+        e32 = (emb - c).astype(np.float32)
+        M = float(np.abs(e32).max())
+        i, j = rng.integers(0, len(emb), (2, 20000))
+        diff64, diff32 = emb[i] - emb[j], e32[i] - e32[j]
+        if norm == 0:
+            d64, d32 = (diff64 ** 2).sum(1), (diff32 * diff32).sum(1, dtype=np.float32)
+        elif norm == 1:
+            d64, d32 = np.abs(diff64).max(1), np.abs(diff32).max(1)
+        else:
+            d64, d32 = np.abs(diff64).sum(1), np.abs(diff32).sum(1, dtype=np.float32)
+        thr = np.array([[np.median(d64)]])
+        lo, hi = guard_bands(thr, M, E, norm)[0, 0]
+        bound = (float(hi) - float(thr[0, 0])) / 8
+        assert np.abs(d32.astype(np.float64) - d64).max() <= bound
+        assert lo < thr[0, 0] < hi

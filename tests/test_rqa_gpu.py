@@ -102,3 +102,39 @@ def test_gpu_recurrence_times_and_border_equal_cpu(kind):
     args = dict(E=2, tau=2, eps=[0.3, 0.6], border="drop", recurrence_times=True, **kw)
     xr.testing.assert_identical(x.edm.rqa(backend="gpu", **args).drop_attrs(),
                                 x.edm.rqa(backend="cpu", **args).drop_attrs())
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_gpu_float32_filter_equals_cpu(norm):
+    # the float32-filtered kernels (one-variable delay embeddings, <= 4 thresholds, one
+    # launch): data far from 0 (the guard band matters), values tied at eps, long E * tau
+    from xedm.kernels.rqa import gpu as G
+    from xedm.kernels.rqa.gpu_f32 import qualifies
+
+    rng = np.random.default_rng(3)
+    for E, tau, theiler in ((5, 3, 1), (7, 5, 0), (3, 1, 4), (1, 1, 1), (4, 16, 1)):
+        x = 1e4 + np.round(np.cumsum(rng.normal(size=2500)) * 0.5, 1)
+        prob = RecurrenceProblem.single(x, E=E, tau=tau, theiler=theiler)
+        eps = [0.5, 2.0, 4.0, 9.0]
+        assert qualifies(prob, NORMS.index(norm), len(eps)) == tau
+        cpu = line_histograms(prob, eps, norm, "cpu")
+        _same(cpu, _gpu(prob, eps, norm))
+        G.USE_CHAIN = False
+        try:
+            _same(cpu, _gpu(prob, eps, norm))  # the general kernels agree too
+        finally:
+            G.USE_CHAIN = True
+    y = np.round(rng.normal(size=1800), 1)
+    prob = RecurrenceProblem.single(np.round(rng.normal(size=2100), 1), y, E=3, tau=2)
+    _same(line_histograms(prob, [1.0], norm, "cpu"), _gpu(prob, [1.0], norm))
+
+
+def test_gpu_windows_and_eps_sweep_one_launch_equal_cpu():
+    rng = np.random.default_rng(4)
+    da = xr.DataArray(np.cumsum(rng.normal(size=6000)), dims="time")
+    kw = {"E": 4, "tau": 2, "eps": [1.0, 2.5, 4.0], "window": 500, "step": 37}
+    cpu = da.edm.rqa(backend="cpu", **kw)
+    gpu = da.edm.rqa(backend="gpu", **kw)
+    assert gpu.sizes["time"] > 100
+    for v in cpu.data_vars:
+        np.testing.assert_array_equal(cpu[v].values, gpu[v].values, err_msg=v)

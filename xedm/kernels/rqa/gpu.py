@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import hist_layout
+from .layout import split_area as _split_area
+from .layout import split_even as _split_even
 
 _BLOCK = 128
 _ROWS = 64
@@ -29,6 +31,9 @@ _ROWS = 64
 _SHARED_BINS = 2048
 
 _CACHE: dict = {}
+#: a one-variable delay embedding under a sum norm, all rows in one launch, goes to the
+#: float32-filtered kernels of :mod:`xedm.kernels.rqa.gpu_f32` (False: always the kernels here)
+USE_CHAIN = True
 
 
 def _stage_rows(nc):
@@ -219,23 +224,6 @@ def _module(cp, key, args):
     return mod
 
 
-def _split_even(lo, hi, parts):
-    edges = np.linspace(lo, hi, parts + 1).round().astype(np.int64)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-
-
-def _split_area(lo, hi, ra, rb, parts):
-    """Split diagonals [lo, hi) (length min(ra, rb - k)) into ``parts`` ranges of about
-    equal total length."""
-    if hi <= lo:
-        return []
-    ks = np.arange(lo, hi, dtype=np.int64)
-    c = np.cumsum(np.minimum(ra, rb - ks).astype(np.float64))
-    cuts = [lo] + [int(lo + np.searchsorted(c, c[-1] * p / parts)) for p in range(1, parts)]
-    cuts.append(hi)
-    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
-
-
 def jobs_for(prob, ndev):
     """Per-device job lists: ("v", m, j0, j1) and ("d", m, k0, k1, weight, swapped)."""
     per = [[] for _ in range(ndev)]
@@ -265,6 +253,11 @@ def line_histograms(prob, thr, norm, tile=None, devices=None):
     shape ``(nmat, K, L + 1)``, over all visible GPUs (or the ids in ``devices``)."""
     import cupy as cp
 
+    if USE_CHAIN and (tile is None or int(tile) >= int(prob.matrices[:, 2].max())):
+        from . import gpu_f32
+
+        if gpu_f32.qualifies(prob, norm, thr.shape[1]):
+            return gpu_f32.line_histograms(prob, thr, norm, devices)
     ndev = cp.cuda.runtime.getDeviceCount() if devices is None else len(devices)
     devices = list(range(ndev)) if devices is None else list(devices)
     nmat, K, nch = thr.shape

@@ -31,7 +31,9 @@ def measures(xa, ya, p, show):
     xa, ya, exps = unit_scale(xa, ya, nch)  # exact powers of 2: RQA is unit-free
     nbatch = xa.shape[0]
     # group matrices so that the per-thread histograms stay small (about 1e6 counters)
-    per_group = max(1, int(1e6 // (K * (na + 1))))
+    # (a GPU runs every matrix of a group in one launch of each kernel: bigger groups)
+    counters = 4e6 if p.backend == "gpu" else 1e6
+    per_group = max(1, int(counters // (K * (na + 1))))
     pairs = [(b, s) for b in range(nbatch) for s in range(nwin)]
     groups = [pairs[i:i + per_group] for i in range(0, len(pairs), per_group)]
     names = p.measure_names
