@@ -19,6 +19,7 @@ __all__ = [
     "naive_recurrence_network",
     "naive_border_lines",
     "naive_recurrence_times",
+    "naive_crqa",
     "gap_eps",
 ]
 
@@ -260,3 +261,61 @@ def gap_eps(x, q, E, tau, norm):
     lo, hi = max(k - d.size // 50, 1), min(k + d.size // 50, d.size - 1)
     g = lo + int(np.argmax(d[lo:hi] - d[lo - 1:hi - 1]))
     return float(0.5 * (d[g - 1] + d[g]))
+
+
+def naive_crqa(R, theiler=1, l_min=2, v_min=2, symmetric=True):
+    """The CRP toolbox's ``crqa.m`` measures of a recurrence matrix, step by step as its
+    documented code does (Marwan; crqa.m, dl.m, tt.m, entropy.m), on lists of line lengths:
+
+    * ``Xt``: R with ``|i - j| < theiler`` set to 0 (self recurrence; none for cross);
+    * RR = sum(Xt) / (number of points outside the band);
+    * diagonal lines ``b`` of Xt over every diagonal; ``b >= l_min`` kept: DET = sum(b) /
+      sum(Xt), L = mean(b), L_max = max(b), ENTR = entropy of their length histogram
+      (natural log); with no such line b = [0]: L = L_max = ENTR = 0;
+    * vertical lines ``d`` of the columns of Xt, ``d >= v_min`` kept: LAM = sum(d) /
+      sum(Xt), TT = mean(d) (NaN without any), V_max = max(d) (0 without any), V_ENTR as ENTR;
+    * white vertical lines ``dw``: per column, the rows down to the first recurrent point and
+      from the last one on are filled, so only runs between two recurrent points remain; a
+      column without recurrence is one run of its length: W = mean(dw), W_max = max(dw),
+      W_ENTR = entropy of their histogram (all lengths).
+    """
+    R = np.asarray(R, bool)
+    N1, N2 = R.shape
+    Xt = R.copy()
+    n_all = N1 * N2
+    if symmetric and theiler > 0:
+        i, j = np.indices(R.shape)
+        Xt[np.abs(i - j) < theiler] = False
+        n_all = N1 * N2 - N1 - 2 * ((theiler - 1) * N1 - sum(range(1, theiler)))
+    total = int(Xt.sum())
+    b = [r for k in range(-(N1 - 1), N2) for r in naive_runs(np.diagonal(Xt, offset=k))]
+    d = [r for j in range(N2) for r in naive_runs(Xt[:, j])]
+    dw = []
+    for j in range(N2):
+        col = Xt[:, j].copy()
+        rec = np.nonzero(col)[0]
+        if rec.size:
+            col[:rec[0] + 1] = True
+            col[rec[-1]:] = True
+        dw += naive_runs(~col)
+
+    def entropy(lengths):
+        counts = np.bincount(np.asarray(lengths, np.int64))
+        p = counts[counts > 0] / counts.sum()
+        return float(-(p * np.log(p)).sum())
+
+    b = [v for v in b if v >= l_min] or [0]
+    d_all, d = d, [v for v in d if v >= v_min]
+    out = {"RR": total / n_all,
+           "DET": sum(b) / total if total else np.nan,
+           "L": float(np.mean(b)), "L_max": float(max(b)), "ENTR": entropy(b),
+           "LAM": sum(d) / total if total else np.nan,
+           "TT": float(np.mean(d)) if d else np.nan,
+           "V_max": float(max(d)) if d else 0.0,
+           "V_ENTR": entropy(d) if d else 0.0,
+           "W": float(np.mean(dw)) if dw else np.nan,
+           "W_max": float(max(dw)) if dw else np.nan,
+           "W_ENTR": entropy(dw) if dw else np.nan}
+    out["DIV"] = 1.0 / out["L_max"] if out["L_max"] > 0 else np.nan
+    assert sum(d_all) == total
+    return out

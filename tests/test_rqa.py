@@ -104,6 +104,35 @@ def test_tile_size_never_changes_counts():
             np.testing.assert_array_equal(h[key], ref[key])
 
 
+@pytest.mark.parametrize("theiler", [0, 3])
+def test_symmetric_pass_equals_general_pass(theiler):
+    """Self and joint recurrence run one pass over the upper triangle with bit-packed rows
+    and stitched columns; it must give the counts of the general (both triangles, whole
+    columns) kernel for blocks narrower and wider than a 64-bit word, several thresholds
+    and several matrices, and the dense reference on one of them."""
+    from xedm.recurrence.recurrence import NORMS as ALL
+    from xedm.recurrence.recurrence import _cpu_histograms, _cpu_symmetric, thresholds
+
+    rng = np.random.default_rng(theiler)
+    x, z = np.round(rng.normal(size=300), 1), rng.normal(size=300)
+    for norm, joint in (("euclidean", False), ("maximum", True), ("manhattan", False)):
+        prob = RecurrenceProblem.single(x, z if joint else None, E=3, tau=2,
+                                        theiler=theiler, joint=joint)
+        na = prob.na
+        prob.matrices = np.array([[0, 0, na, 0, 0, na], [0, 5, 150, 0, 5, 150]], np.int64)
+        eps = [0.4, 1.0, 1.6] if norm != "manhattan" else [1.0, 2.5]
+        thr = thresholds(eps, norm, prob.nch, 2)
+        code = ALL.index(norm)
+        ref = _cpu_histograms(prob, thr, code, 37)
+        for tile in (1, 63, 64, 65, 129, None):
+            got = _cpu_symmetric(prob, thr, code, tile)
+            for a, b in zip(ref, got, strict=True):
+                np.testing.assert_array_equal(a, b)
+    R = nr.naive_recurrence_matrix(x, E=3, tau=2, eps=1.6, norm="manhattan")
+    _check(RecurrenceProblem.single(x, E=3, tau=2, theiler=theiler), R, 1.6, "manhattan",
+           theiler, True, 100)
+
+
 def test_squared_threshold_is_exact():
     rng = np.random.default_rng(0)
     for eps in np.concatenate([rng.uniform(1e-3, 10, 200), [1.0, 0.1, 0.3, 2.0]]):

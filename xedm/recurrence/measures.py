@@ -20,8 +20,16 @@ MEASURES = ("RR", "DET", "L", "L_max", "DIV", "ENTR", "LAM", "TT", "V_max", "V_E
             "W", "W_max", "W_ENTR")
 
 
-def _line_stats(hist, lmin):
-    """(fraction of points in lines >= lmin, mean length, longest, entropy) over the last axis."""
+PYUNICORN_EPS = 1e-8  # pyunicorn's RecurrencePlot._epsilon, added to every denominator
+
+
+def _line_stats(hist, lmin, empty="nan"):
+    """(fraction of points in lines >= lmin, mean length, longest, entropy) over the last axis.
+
+    ``empty`` (see :mod:`xedm.recurrence.conventions`): ``"nan"``: NaN over an empty
+    histogram; ``"pyunicorn"``: every ratio ``x / (n + 1e-8)`` and the longest line over all
+    lengths, 0 when there is none; ``"crp"``: with points but no line of ``lmin`` or more, the
+    mean, longest and entropy are 0, the longest is that of the lines of ``lmin`` or more."""
     h = np.asarray(hist, np.uint64)
     lengths = np.arange(h.shape[-1], dtype=np.uint64)
     points_all = (h * lengths).sum(axis=-1, dtype=np.uint64)
@@ -38,11 +46,24 @@ def _line_stats(hist, lmin):
         terms = np.where(sel > 0, p * np.log(np.where(sel > 0, p, 1.0)), 0.0)
         entr = np.where(lines > 0, -terms.sum(axis=-1), np.nan)
     lmax = np.where(longest > 0, longest.astype(np.float64), np.nan)
+    if empty == "pyunicorn":
+        e = PYUNICORN_EPS
+        ratio = points.astype(np.float64) / (points_all.astype(np.float64) + e)
+        mean = points.astype(np.float64) / (lines.astype(np.float64) + e)
+        p = sel.astype(np.float64) / (lines[..., None].astype(np.float64) + e)
+        entr = -np.where(sel > 0, p * np.log(np.where(sel > 0, p, 1.0)), 0.0).sum(axis=-1)
+        lmax = longest.astype(np.float64)
+    elif empty == "crp":
+        some = points_all > 0
+        none = some & (lines == 0)
+        mean = np.where(none, 0.0, mean)
+        entr = np.where(none, 0.0, entr)
+        lmax = np.where(none, 0.0, np.where(some, lmax, np.nan))
     return ratio, mean, lmax, entr
 
 
 def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2,
-                 recurrent=None) -> dict:
+                 recurrent=None, empty="nan") -> dict:
     """Every RQA measure from the three histograms.
 
     Parameters
@@ -56,6 +77,9 @@ def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2,
     recurrent : array_like, optional
         Recurrent points for RR (default: ``sum(l * vertical[l])``; give it when the
         histograms leave some lines out, as the border correction does).
+    empty : {"nan", "pyunicorn", "crp"}
+        How ratios treat empty histograms, per :mod:`xedm.recurrence.conventions`
+        (``Convention.empty``).
 
     Returns
     -------
@@ -77,12 +101,16 @@ def rqa_measures(diagonal, vertical, white, n_points, l_min=2, v_min=2, w_min=2,
     if recurrent is None:
         recurrent = (vertical * lengths).sum(axis=-1, dtype=np.uint64)
     recurrent = np.asarray(recurrent, np.uint64)
-    det, L, lmax, entr = _line_stats(diagonal, int(l_min))
-    lam, tt, vmax, ventr = _line_stats(vertical, int(v_min))
-    _, W, wmax, wentr = _line_stats(white, int(w_min))
+    if empty not in ("nan", "pyunicorn", "crp"):
+        raise ValueError(f"empty={empty!r} is invalid; choose 'nan', 'pyunicorn' or 'crp'")
+    det, L, lmax, entr = _line_stats(diagonal, int(l_min), empty)
+    lam, tt, vmax, ventr = _line_stats(vertical, int(v_min), empty)
+    _, W, wmax, wentr = _line_stats(white, int(w_min), "nan" if empty == "crp" else empty)
+    if empty == "crp":  # TT stays NaN without vertical lines (crqa.m's mean of nothing)
+        tt = _line_stats(vertical, int(v_min))[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         rr = recurrent.astype(np.float64) / np.asarray(n_points, np.float64)
-        div = 1.0 / lmax
+        div = np.where(lmax > 0, 1.0 / np.where(lmax > 0, lmax, 1.0), np.nan)
     return {"RR": rr, "DET": det, "L": L, "L_max": lmax, "DIV": div, "ENTR": entr,
             "LAM": lam, "TT": tt, "V_max": vmax, "V_ENTR": ventr,
             "W": W, "W_max": wmax, "W_ENTR": wentr}

@@ -241,7 +241,8 @@ def default_tile(prob: RecurrenceProblem, backend: str) -> int:
 
 
 def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
-                    backend: str = "cpu", tile: int | None = None, progress=None) -> dict:
+                    backend: str = "cpu", tile: int | None = None, progress=None,
+                    vertical_band: bool = False, white_interior: bool = False) -> dict:
     """Diagonal, vertical and white vertical line histograms, exact (uint64).
 
     Parameters
@@ -258,6 +259,14 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
     progress : callable, optional
         Called with the fraction of this call's work done after each round of work (CPU:
         the items are run in up to ``PROGRESS_ROUNDS`` kernel calls; GPU: once at the end).
+    vertical_band : bool
+        CPU only: the Theiler band ``|i - j| < theiler`` (line of identity included) is not
+        recurrent for the vertical and white lines either (the CRP toolbox's rule); the
+        ``recurrent`` count then leaves it out too.
+    white_interior : bool
+        CPU only: white vertical lines touching the top or bottom of their column are not
+        counted, except a column without recurrence (one white line of its full length),
+        as the CRP toolbox's ``tt.m`` counts them.
 
     Returns
     -------
@@ -269,15 +278,24 @@ def line_histograms(prob: RecurrenceProblem, eps, norm: str = "euclidean",
         raise ValueError(f"norm={norm!r} is invalid; choose one of {NORMS}")
     thr = thresholds(eps, norm, prob.nch, prob.matrices.shape[0])
     code = NORMS.index(norm)
+    band = bool(vertical_band) and prob.symmetric and int(prob.theiler) > 0
     if backend == "gpu":
+        if band or white_interior:
+            raise ValueError("vertical_band and white_interior run on the CPU only; use "
+                             "backend='cpu'")
         from ..kernels import get_kernel
 
         hd, hv, hw = get_kernel("rqa_line_histograms", "gpu")(prob, thr, code, tile)
         if progress is not None:
             progress(1.0)
+    elif prob.symmetric:
+        hd, hv, hw = _cpu_symmetric(prob, thr, code, tile, progress,
+                                    int(prob.theiler) if band else 0, bool(white_interior))
     else:
         hd, hv, hw = _cpu_histograms(prob, thr, code, tile or default_tile(prob, "cpu"),
                                      progress)
+        if white_interior:
+            hw = _drop_border_white(prob, thr, code, hw)
     lengths = np.arange(hv.shape[-1], dtype=np.uint64)
     rec = (hv * lengths).sum(axis=-1, dtype=np.uint64)
     return {"diagonal": hd, "vertical": hv, "white": hw, "recurrent": rec}
@@ -340,6 +358,117 @@ def _cpu_histograms(prob, thr, code, tile, progress=None):
             progress(done / total_cost)
     out = []
     for s in sums:
+        s = s.astype(np.uint64).reshape(K, nmat, Lp1)
+        out.append(np.ascontiguousarray(s.transpose(1, 0, 2)))
+    return out
+
+
+# the symmetric CPU pass keeps 4 int32 end runs per piece (row or column of a diagonal
+# block); blocks are widened so that these take at most this many bytes
+SYMMETRIC_STITCH_BYTES = 256 * 2**20
+# the widest block of diagonals the symmetric CPU pass picks by itself
+SYMMETRIC_TILE = 1024
+
+
+def _drop_border_white(prob, thr, code, hw):
+    """``hw`` without the white runs at the top and bottom of each column that holds a
+    recurrence (whole columns, no band: a cross recurrence)."""
+    from ..kernels import get_kernel
+
+    mats = np.zeros((prob.matrices.shape[0], 8), np.int64)
+    mats[:, :6] = prob.matrices
+    X = np.ascontiguousarray(prob.X, np.float64)
+    Y = np.ascontiguousarray(prob.Y, np.float64)
+    ext = np.full((mats.shape[0], thr.shape[1], int(prob.matrices[:, 5].max()), 4), -1,
+                  np.int64)  # first recurrent row, ..., last recurrent row of each column
+    get_kernel("rqa_column_extents", "cpu")(X, Y, prob.cvar, prob.coff, prob.cchan, prob.nch,
+                                            np.ascontiguousarray(thr), code, mats, ext)
+    hw = hw.astype(np.int64)
+    na = prob.matrices[:, 2][:, None, None]
+    nb = prob.matrices[:, 5][:, None, None]
+    cols = np.arange(ext.shape[2])[None, None, :]
+    first, last = ext[..., 0], ext[..., 3]
+    has = (first >= 0) & (cols < nb)
+    m, k = np.indices(first.shape)[:2]
+    for length, where in ((first, has & (first > 0)), (na - 1 - last, has & (last < na - 1))):
+        np.add.at(hw, (m[where], k[where], length[where]), -1)
+    return hw.astype(np.uint64)
+
+
+def _cpu_symmetric(prob, thr, code, tile, progress=None, vband=0, interior=False):
+    """Self and joint recurrence on the CPU: one pass over the upper triangle
+    (:mod:`xedm.kernels.rqa.symmetric_cpu`), then the columns stitched together."""
+    import numba
+
+    from ..kernels import get_kernel
+
+    nmat, K = prob.matrices.shape[0], thr.shape[1]
+    na_all = prob.matrices[:, 2].astype(np.int64)
+    Lp1 = hist_layout(prob)
+    nthreads = numba.get_num_threads()
+    if tile is None:
+        # wide blocks (the work per row of a block has a fixed part), yet about 8 blocks
+        # per thread in all so that the threads finish together
+        want = -(-int(na_all.sum()) // (8 * nthreads))
+        tile = min(max(want, 64), SYMMETRIC_TILE)
+    need = 16 * K * int((na_all.astype(np.float64) ** 2).sum())
+    tile = max(int(tile), 1, -(-need // SYMMETRIC_STITCH_BYTES))
+    w = max(int(prob.theiler), 0)
+    items, bounds, soff = [], [], [0]
+    for m, na in enumerate(na_all.tolist()):
+        b = sorted(set(range(1, na, tile)) | ({w} if 1 < w < na else set()))
+        bounds.append(b)
+        for q, k0 in enumerate(b):
+            k1 = b[q + 1] if q + 1 < len(b) else na
+            cost = (k1 - k0) * (2 * na - k0 - k1) // 2 + na
+            items.append((m, k0, k1, 2 if k0 >= w else 0, q, cost))
+        soff.append(soff[-1] + K * len(b) * na)
+    nblocks = np.array([len(b) for b in bounds], np.int64)
+    bnd = np.zeros((nmat, max(int(nblocks.max()), 1)), np.int64)
+    for m, b in enumerate(bounds):
+        bnd[m, :len(b)] = b
+    mats = np.empty((nmat, 4), np.int64)
+    mats[:, 0], mats[:, 1], mats[:, 2] = prob.matrices[:, 0], prob.matrices[:, 1], na_all
+    mats[:, 3] = soff[:-1]
+    ends = [np.zeros(max(soff[-1], 1), np.int32) for _ in range(4)]
+    X = np.ascontiguousarray(prob.X, np.float64)
+    thr = np.ascontiguousarray(thr)
+    cells = int((na_all * na_all).sum())
+    nrounds = PROGRESS_ROUNDS if progress is not None and cells >= PROGRESS_MIN_CELLS else 1
+    # every round keeps at least 4 blocks per thread, so that the threads stay busy
+    nrounds = min(nrounds, max(1, len(items) // (4 * nthreads)))
+    rounds = _rounds(items, nrounds) if nrounds > 1 else [items]
+    total_cost = max(sum(it[5] for it in items), 1)
+    hd = np.zeros((K, nmat * Lp1), np.int64)
+    hvw = np.zeros((2, K, nmat * Lp1), np.int64)
+    block = get_kernel("rqa_symmetric_blocks", "cpu")
+    done = 0
+    for part in rounds:
+        if not part:
+            continue
+        flat, ptr = schedule(part, max(1, min(len(part), 4 * nthreads)))
+        shape = (ptr.size - 1, K, nmat * Lp1)
+        chd, chv, chw = (np.zeros(shape, np.int64) for _ in range(3))
+        with numba.parallel_chunksize(1):
+            block(X, prob.cvar, prob.coff, prob.cchan, prob.nch, thr, code, mats, flat, ptr,
+                  chd, chv, chw, nblocks, *ends, vband)
+        hd += chd.sum(axis=0)
+        hvw[0] += chv.sum(axis=0)
+        hvw[1] += chw.sum(axis=0)
+        if progress is not None:
+            done += sum(it[5] for it in part)
+            progress(done / total_cost)
+    # the point (i, i) recurs when 0 < thr in every channel
+    selfrec = (thr > 0).all(axis=2)
+    if w == 0:
+        for m, na in enumerate(na_all.tolist()):
+            hd[:, m * Lp1 + na] += selfrec[m]
+    part = np.zeros((max(1, min(nthreads * 4, cells)), 2, K, nmat * Lp1), np.int64)
+    get_kernel("rqa_symmetric_stitch", "cpu")(mats, nblocks, bnd, selfrec, *ends, part, vband,
+                                              interior)
+    hvw += part.sum(axis=0)
+    out = []
+    for s in (hd, hvw[0], hvw[1]):
         s = s.astype(np.uint64).reshape(K, nmat, Lp1)
         out.append(np.ascontiguousarray(s.transpose(1, 0, 2)))
     return out

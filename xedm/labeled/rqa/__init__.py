@@ -38,12 +38,14 @@ __all__ = ["recurrence_network", "recurrence_plot", "rqa"]
 
 @v.renamed("dim", "time_dim", "the time dimension")
 def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_rate=None,
-        norm: str = "euclidean", theiler: int = 1, l_min: int = 2, v_min: int = 2,
-        w_min: int = 2, other=None, joint=None, joint_eps=None, joint_recurrence_rate=None,
+        norm: str | None = None, theiler: int | None = None, l_min: int = 2,
+        v_min: int = 2, w_min: int | None = None, other=None, joint=None, joint_eps=None,
+        joint_recurrence_rate=None,
         window: int | None = None, step: int | None = None, time_dim: str | None = None,
         backend: str | None = None, tile: int | None = None, histograms: bool | None = None,
         eps_method: str = "auto", progress: bool | None = None, border: str = "keep",
-        recurrence_times: bool = False, neighbors_per_state: int | None = None) -> xr.Dataset:
+        recurrence_times: bool = False, neighbors_per_state: int | None = None,
+        convention: str = "xedm") -> xr.Dataset:
     """Recurrence quantification analysis, exact and matrix-free.
 
     Parameters
@@ -62,11 +64,14 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         Instead of ``eps``: eps is the distance quantile giving this rate (exact while the
         distances fit in memory, else from a 2e6-pair sample; ``eps_method`` forces one);
         the eps used is returned as the variable ``eps``.
-    norm : {"euclidean", "maximum", "manhattan"}
+    norm : {"euclidean", "maximum", "manhattan"}, optional
+        Default from ``convention`` (``"euclidean"``; ``"maximum"`` for pyunicorn and crp).
     theiler : int, default 1
-        Pairs with ``|i - j| < theiler`` are left out of diagonal lines (self and joint).
-    l_min, v_min, w_min : int, default 2
-        Shortest diagonal, vertical, white vertical line.
+        Pairs with ``|i - j| < theiler`` are left out of diagonal lines (self and joint;
+        with ``convention="crp"`` of the whole matrix).
+    l_min, v_min, w_min : int
+        Shortest diagonal, vertical, white vertical line (2, 2 and, from ``convention``, 2;
+        1 for pyunicorn and crp).
     other, joint : str, list of str or DataArray, optional
         Cross recurrence with ``other`` or joint recurrence with ``joint`` (module docstring).
     joint_eps, joint_recurrence_rate : float or list of float, optional
@@ -105,6 +110,16 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
         (0-based, state i itself at 0) of row i, so each row holds k recurrent points (no
         ties).  The matrix is not symmetric (both triangles' diagonals counted); self
         recurrence, one threshold, CPU only.
+    convention : {"xedm", "pyunicorn", "crp"}, default "xedm"
+        Whose RQA numbers to reproduce (docs/rqa.md, "Conventions", has the table):
+        ``"xedm"`` (= pyrqa), ``"pyunicorn"`` (``RecurrencePlot``: supremum norm,
+        ``w_min=1``, ratios ``x / (n + 1e-8)``, so 0 over an empty histogram) or ``"crp"``
+        (the CRP toolbox's ``crqa.m``: maximum norm, the Theiler band out of the whole
+        matrix and RR's denominator, white lines only between two recurrences, 0 for
+        ``L``, ``L_max``, ``ENTR`` without a line; CPU only, without ``border="drop"``,
+        ``recurrence_times`` or ``neighbors_per_state``).  ``norm``, ``theiler`` and
+        ``w_min`` given explicitly override the convention's.  Recorded in
+        ``attrs["convention"]``.
 
     Returns
     -------
@@ -141,14 +156,19 @@ def rqa(data, columns=None, *, E: int = 1, tau: int = 1, eps=None, recurrence_ra
     1.44
     """
     from ...options import get_option
+    from ...recurrence.conventions import get_convention
 
+    conv = get_convention(convention)
+    norm = conv.norm if norm is None else norm
+    theiler = conv.theiler if theiler is None else theiler
+    w_min = conv.w_min if w_min is None else w_min
     X, Y, dim, kind, E, tau = prepare(data, columns, other, joint, E, tau, time_dim, norm)
     p = make_plan(X, Y, dim, kind, E, tau, norm, theiler=theiler, l_min=l_min, v_min=v_min,
                   w_min=w_min, eps=eps, recurrence_rate=recurrence_rate, joint_eps=joint_eps,
                   joint_recurrence_rate=joint_recurrence_rate, eps_method=eps_method,
                   tile=tile, backend=backend, window=window, step=step, histograms=histograms,
                   border=border, recurrence_times=recurrence_times,
-                  neighbors_per_state=neighbors_per_state)
+                  neighbors_per_state=neighbors_per_state, convention=conv)
     lazy = X.chunks is not None or (Y is not None and Y.chunks is not None)
     if lazy:  # one task per chunk of the other dims; the value checks run in the tasks
         meas, hists, eps_used = lazy_measures(X, Y, p)

@@ -84,7 +84,8 @@ def assemble(X, p, meas, hists, eps_used, lazy, used_method):
              "norm": p.norm,
              "theiler": p.theiler if kind != "cross" else 0, "l_min": p.l_min,
              "v_min": p.v_min, "w_min": p.w_min, "backend": p.backend,
-             "n_states": int(p.n_states), "border": p.border}
+             "n_states": int(p.n_states), "border": p.border,
+             "convention": p.convention.name}
     if p.neighbors_per_state is not None:
         attrs["neighbors_per_state"] = int(p.neighbors_per_state)
     elif not xs.is_list:

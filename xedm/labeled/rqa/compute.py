@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ...recurrence.conventions import band_points
 from ...recurrence.fan import neighbor_line_histograms
 from ...recurrence.measures import rqa_measures
 from ...recurrence.recurrence import line_histograms, unit_scale
@@ -23,6 +24,7 @@ def measures(xa, ya, p, show):
     """(measures, histograms, eps used, eps method) of the series of xa (and ya), for the
     :class:`~.plan.Plan` ``p``."""
     kind, E, tau, nch, K, na, nwin = p.kind, p.E, p.tau, p.nch, p.K, p.na, p.nwin
+    conv = p.convention
     xa, ya = checked(xa, ya, kind)
     if kind == "cross":
         xa, ya = ya, xa
@@ -54,12 +56,17 @@ def measures(xa, ya, p, show):
         else:
             e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
                                         exps[[b for b, _ in group]])
-            h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance)
+            h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance,
+                                vertical_band=conv.vertical_band,
+                                white_interior=conv.white_interior)
             h, times = corrected(prob, e, p.norm, h, p.border, p.recurrence_times)
         advance(1.0)
         n_points = (prob.matrices[:, 2] * prob.matrices[:, 5])[:, None]
+        if conv.vertical_band and prob.symmetric:  # RR over the points outside the band
+            n_points = n_points - np.array([[band_points(int(na_), prob.theiler)]
+                                            for na_ in prob.matrices[:, 2]])
         m = rqa_measures(h["diagonal"], h["vertical"], h["white"], n_points, p.l_min, p.v_min,
-                         p.w_min, recurrent=h["recurrent"])
+                         p.w_min, recurrent=h["recurrent"], empty=conv.empty)
         m.update(times or {})
         for i, (b, w) in enumerate(group):
             for name in names:

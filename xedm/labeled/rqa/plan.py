@@ -54,6 +54,7 @@ class Plan:
     border: str = "keep"
     recurrence_times: bool = False
     neighbors_per_state: int | None = None
+    convention: object = None  # a xedm.recurrence.conventions.Convention
 
     @property
     def measure_names(self) -> tuple:
@@ -83,7 +84,7 @@ class Plan:
 def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, eps,
               recurrence_rate, joint_eps, joint_recurrence_rate, eps_method, tile, backend,
               window, step, histograms, border="keep", recurrence_times=False,
-              neighbors_per_state=None) -> Plan:
+              neighbors_per_state=None, convention=None) -> Plan:
     """Check the parameters of :func:`rqa` (after :func:`~.inputs.prepare`), in its order, and
     refuse a call too big to run."""
     from ...kernels import resolve_backend
@@ -97,11 +98,18 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
     check_eps_method(eps_method)
     if tile is not None:
         tile = v.check_int("tile", tile, 1)
-    backend = "cpu" if fan else resolve_backend(backend)
+    if convention is None:
+        from ...recurrence.conventions import get_convention
+
+        convention = get_convention("xedm")
+    crp = convention.vertical_band or convention.white_interior
+    asked = backend
+    backend = "cpu" if fan or crp else resolve_backend(backend)
     if border not in BORDERS:
         raise ValueError(f"border={border!r} is invalid; choose 'keep' (every line, as pyrqa "
                          "and pyunicorn) or 'drop' (leave out the lines touching the border)")
     recurrence_times = check_bool("recurrence_times", recurrence_times)
+    _check_convention(convention, fan, asked, border, recurrence_times)
     if fan and (border != "keep" or recurrence_times):
         raise ValueError("neighbors_per_state= gives every state its own eps; border='drop' "
                          "and recurrence_times=True need one eps per matrix: use eps= or "
@@ -128,9 +136,24 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
     p = Plan(dim, kind, E, tau, norm, theiler, l_min, v_min, w_min, xs, ys, eps_method, tile,
              backend, index, window, step, starts, width_x, width_y, n_states, histograms,
              batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)),
-             border, recurrence_times, fan)
+             border, recurrence_times, fan, convention)
     check_cost(p.nbatch, p.nwin, p.na, p.nb, p.K, p.nch, histograms)
     return p
+
+
+def _check_convention(conv, fan, backend, border, recurrence_times):
+    """The CRP toolbox's convention changes the vertical lines, which only the CPU's
+    histogram kernels follow, and has its own white lines and matrix for the times."""
+    if not (conv.vertical_band or conv.white_interior):
+        return
+    clash = ("neighbors_per_state=" if fan is not None else
+             "border='drop'" if border == "drop" else
+             "recurrence_times=True" if recurrence_times else
+             "backend='gpu'" if backend == "gpu" else None)
+    if clash:
+        raise ValueError(f"convention={conv.name!r} does not combine with {clash}: its "
+                         "Theiler band and white lines are computed by the CPU histograms "
+                         "only; leave that argument out or use convention='xedm'")
 
 
 def _check_fan(k, eps, recurrence_rate, kind, backend):
