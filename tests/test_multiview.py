@@ -48,8 +48,8 @@ def test_core_order_and_view_predictions(ds):
     from xedm.core.multiview import multiview as core_multiview
     from xedm.labeled.edm import _engines
 
-    T, E, D, k = ds.sizes["time"], 2, 2, 4
-    X = np.stack([ds[c].values for c in "xyz"])
+    T, E, D, k = ds.sizes["time"], 2, 2, 3
+    X = np.stack([ds[c].values for c in "xy"])
     y = ds.x.values
     pred = np.arange(T) >= 50
     rank = ~pred
@@ -59,14 +59,14 @@ def test_core_order_and_view_predictions(ds):
                          lib=LibSpec(segments=np.array([[0, 49]])), pred_mask=pred,
                          rank_mask=rank, backend=backend, method=method,
                          order=lambda rho: np.argsort(rho, kind="stable"))
-    V = math.comb(3 * E, D)
+    V = math.comb(2 * E, D)
     _, views, rhos = naive.multiview(X, y, E, D, V, lib=[(0, 49)], pred=pred, rank=rank)
     worst = list(zip(views, rhos, strict=True))[::-1][:k]  # naive ranks best first
     assert [tuple(v) for v in out["views"]] == [v for v, _ in worst]
     np.testing.assert_allclose(out["rank_rho"], [r for _, r in worst], atol=1e-12)
-    lagged = np.full((3 * E, T), np.nan)
+    lagged = np.full((2 * E, T), np.nan)
     for e in range(E):
-        lagged[3 * e:3 * e + 3, e:] = X[:, : T - e]
+        lagged[2 * e:2 * e + 2, e:] = X[:, : T - e]
     for view, got in zip(out["views"], out["view_prediction"], strict=True):
         ref = naive.simplex(lagged[list(view)], y, D, lib=[(0, 49)], pred=pred,
                             embedded=True)["prediction"]
