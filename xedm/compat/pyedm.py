@@ -6,11 +6,13 @@ Each function takes pyEDM's parameters (``dataFrame`` with time in its first col
 ``columns``/``target`` as names or space-separated strings, ``lib``/``pred`` as 1-based row
 ranges such as ``"1 100"``, ``tau=-1``, ``knn=0`` for the default, ...) and returns pyEDM's
 DataFrames (``Time, Observations, Predictions, Pred_Variance``; ``LibSize, x:y, y:x``; ``E,
-rho``; ...) with pyEDM's numbers, computed by xedm.  The differences that pyEDM's own
-conventions force (its random CCM libraries, its treatment of NaN and of several lib
-segments, its "MAE") are listed in docs/from-pyedm.md; arguments that would change pyEDM's
-results and have no xedm counterpart (``generateSteps``, ``returnObject``, an S-map
-``solver``, ``ignoreNan=False``, tau > 0) raise a ValueError saying so.  Arguments that only
+rho``; Multiview's ``{"Predictions", "View"}``; ...) with pyEDM's numbers, computed by
+xedm.  The differences that pyEDM's own conventions force (its random CCM libraries, its
+treatment of NaN and of several lib segments, its "MAE") are listed in docs/from-pyedm.md;
+arguments that would change pyEDM's results and have no xedm counterpart
+(``generateSteps``, ``returnObject``, an S-map ``solver``, ``ignoreNan=False``, tau > 0),
+and those pyEDM itself ignores (Multiview's ``knn`` and ``excludeTarget``), raise a
+ValueError saying so.  Arguments that only
 tune pyEDM's own parallelism (``numProcess``, ``mpMethod``, ``chunksize``, ``kdWorkers``,
 ``parallel``, ``sharedMB``) and ``verbose`` are accepted and have no effect.
 
