@@ -5,7 +5,8 @@ Differences that pyEDM's own conventions force, and so are not compared:
 - S-map's ``Pred_Variance``: xedm does not compute it (NaN here; simplex's is compared);
 - CCM's random libraries (pyEDM's generator is not numpy's PCG64): compared at a library
   size that uses every library point, where no draw is made;
-- pyEDM's sweeps round rho to 6 decimals (ComputeError): within the 1e-6 tolerance.
+- pyEDM's sweeps round rho to 6 decimals (ComputeError): within the 1e-6 tolerance;
+- Multiview's Time is pyEDM's: the row numbers 1..N, not the data's times (compared).
 The cases avoid the differences listed in docs/conventions.md (NaN data, several lib
 segments with Tp != 0, negative Tp beyond the embedding span)."""
 
@@ -53,6 +54,14 @@ CASES = [
     ("PredictExclusionRadius", "TentMap", dict(columns="TentMap", target="TentMap",
                                                lib="1 300", pred="1 300", E=2,
                                                exclusionRadius=[0, 2, 5], **FAST)),
+    ("Multiview", "block_3sp", dict(columns="x_t y_t z_t", target="x_t", lib="1 100",
+                                    pred="101 198", E=2, numProcess=1)),
+    ("Multiview", "block_3sp", dict(columns="x_t y_t", target="y_t", lib="101 198",
+                                    pred="1 100", E=2, D=2, Tp=0, multiview=2,
+                                    trainLib=False, numProcess=1)),
+    ("Multiview", "Lorenz5D", dict(columns="V1 V2 V3", target="V2", lib="1 300",
+                                   pred="301 500", E=2, D=2, Tp=2, tau=-2, multiview=3,
+                                   exclusionRadius=2, numProcess=1)),
     ("CCM", "sardine_anchovy_sst", dict(columns="anchovy", target="np_sst", libSizes="78",
                                         parallel=False,
                                         sample=2, E=3, seed=0)),
@@ -67,6 +76,9 @@ def _frames(name, a, b) -> float:
     for c in a.columns:
         if c == "Pred_Variance" and np.isnan(a[c]).all():
             continue  # S-map's: xedm does not compute it
+        if c == "Columns":  # Multiview's views: tuples of lag names, in rank order
+            assert a[c].tolist() == b[c].tolist(), name
+            continue
         x = pd.to_numeric(a[c]).to_numpy(float)
         y = pd.to_numeric(b[c]).to_numpy(float)
         np.testing.assert_array_equal(np.isnan(x), np.isnan(y), err_msg=f"{name} {c}")
@@ -124,3 +136,33 @@ def test_arguments_without_counterpart_are_refused(kw, words):
         compat.Simplex(S["block_3sp"], **{**base, **kw})
     with pytest.raises(ValueError, match="solver"):
         compat.SMap(S["block_3sp"], **base, solver=object())
+
+
+def test_multiview_view_order_is_pyedms():
+    """pyEDM ranks the views by rho rounded to 6 decimals with numpy's argsort reversed: NaN
+    first, tied views the later first."""
+    rho = np.array([0.5, np.nan, 0.7, 0.70000001, 0.5, 0.9])
+    assert compat._view_order(rho).tolist() == [1, 5, 3, 2, 4, 0]
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(knn=5), "ignores knn"),
+    (dict(excludeTarget=True), "excludeTarget"),
+    (dict(D=7), "only 6 lagged columns"),
+    (dict(multiview=21), "only 20 views"),
+    (dict(pred=""), "both lib and pred"),
+    (dict(lib="", pred="", trainLib=False), "both lib and pred"),
+    (dict(returnObject=True), "returnObject"),
+])
+def test_multiview_arguments_pyedm_ignores_are_refused(kw, words):
+    base = dict(columns="x_t y_t z_t", target="x_t", lib="1 100", pred="101 195", E=2)
+    with pytest.raises(ValueError, match=words):
+        compat.Multiview(S["block_3sp"], **{**base, **kw})
+
+
+def test_multiview_knn_d_plus_1_is_accepted():
+    """knn = D + 1 is the value pyEDM uses anyway: accepted, the same result."""
+    base = dict(columns="x_t y_t z_t", target="x_t", lib="1 100", pred="101 195", E=2)
+    a = compat.Multiview(S["block_3sp"], **base)["Predictions"]
+    pd.testing.assert_frame_equal(a, compat.Multiview(S["block_3sp"], **base,
+                                                      knn=4)["Predictions"])

@@ -40,6 +40,40 @@ def test_matches_naive(ds, train_lib, E, D, k):
     assert float(out.rho) == pytest.approx(ref["rho"], abs=1e-12)
 
 
+
+def test_core_order_and_view_predictions(ds):
+    """The core's ``order`` (here worst first) picks the views, and ``view_prediction`` holds
+    each top view's own simplex forecast (naive.simplex on its lagged columns)."""
+    from xedm.core.embed import LibSpec
+    from xedm.core.multiview import multiview as core_multiview
+    from xedm.labeled.edm import _engines
+
+    T, E, D, k = ds.sizes["time"], 2, 2, 3
+    X = np.stack([ds[c].values for c in "xy"])
+    y = ds.x.values
+    pred = np.arange(T) >= 50
+    rank = ~pred
+    backend, method = _engines("cpu", None, ["knn_sweep"], n_lib=T, dim=D, knn=D + 1,
+                               n_pred=T)
+    out = core_multiview(X, y, E=E, tau=1, D=D, k=k, Tp=1, knn=None, excl=0,
+                         lib=LibSpec(segments=np.array([[0, 49]])), pred_mask=pred,
+                         rank_mask=rank, backend=backend, method=method,
+                         order=lambda rho: np.argsort(rho, kind="stable"))
+    V = math.comb(2 * E, D)
+    _, views, rhos = naive.multiview(X, y, E, D, V, lib=[(0, 49)], pred=pred, rank=rank)
+    worst = list(zip(views, rhos, strict=True))[::-1][:k]  # naive ranks best first
+    assert [tuple(v) for v in out["views"]] == [v for v, _ in worst]
+    np.testing.assert_allclose(out["rank_rho"], [r for _, r in worst], atol=1e-12)
+    lagged = np.full((2 * E, T), np.nan)
+    for e in range(E):
+        lagged[2 * e:2 * e + 2, e:] = X[:, : T - e]
+    for view, got in zip(out["views"], out["view_prediction"], strict=True):
+        ref = naive.simplex(lagged[list(view)], y, D, lib=[(0, 49)], pred=pred,
+                            embedded=True)["prediction"]
+        np.testing.assert_allclose(got, ref, atol=1e-12)
+    np.testing.assert_allclose(out["prediction"], out["view_prediction"].mean(axis=0),
+                               atol=1e-12)
+
 def test_defaults_halves_and_exclude_target(ds):
     T = ds.sizes["time"]
     out = ds.edm.multiview(columns=["x", "y", "z"], target="x", E=2, exclude_target=True)

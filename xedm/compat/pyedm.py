@@ -6,14 +6,15 @@ Each function takes pyEDM's parameters (``dataFrame`` with time in its first col
 ``columns``/``target`` as names or space-separated strings, ``lib``/``pred`` as 1-based row
 ranges such as ``"1 100"``, ``tau=-1``, ``knn=0`` for the default, ...) and returns pyEDM's
 DataFrames (``Time, Observations, Predictions, Pred_Variance``; ``LibSize, x:y, y:x``; ``E,
-rho``; ...) with pyEDM's numbers, computed by xedm.  The differences that pyEDM's own
-conventions force (its random CCM libraries, its treatment of NaN and of several lib
-segments, its "MAE") are listed in docs/from-pyedm.md; arguments that would change pyEDM's
-results and have no xedm counterpart (``generateSteps``, ``returnObject``, an S-map
-``solver``, ``ignoreNan=False``, tau > 0) raise a ValueError saying so.  Arguments that only
+rho``; Multiview's ``{"Predictions", "View"}``; ...) with pyEDM's numbers, computed by
+xedm.  The differences that pyEDM's own conventions force (its random CCM libraries, its
+treatment of NaN and of several lib segments, its "MAE") are listed in docs/from-pyedm.md;
+arguments that would change pyEDM's results and have no xedm counterpart
+(``generateSteps``, ``returnObject``, an S-map ``solver``, ``ignoreNan=False``, tau > 0),
+and those pyEDM itself ignores (Multiview's ``knn`` and ``excludeTarget``), raise a
+ValueError saying so.  Arguments that only
 tune pyEDM's own parallelism (``numProcess``, ``mpMethod``, ``chunksize``, ``kdWorkers``,
-``parallel``, ``sharedMB``) and ``verbose`` are accepted and have no effect.  pyEDM's
-``Multiview`` is not here yet (:func:`xedm.multiview` computes it, with xedm's output).
+``parallel``, ``sharedMB``) and ``verbose`` are accepted and have no effect.
 
 Examples
 --------
@@ -30,17 +31,24 @@ Examples
 
 from __future__ import annotations
 
+from math import isqrt
+
 import numpy as np
 import pandas as pd
 
+from ..core import validate as val
 from ..core.embed import library_selection
+from ..core.multiview import multiview as _multiview
+from ..core.multiview import view_count
 from ..core.validate import check_int
 from ..labeled import edm as _edm
 from ..labeled import sweeps as _sweeps
 from ..labeled import xmap as _cross
-from ..labeled.inputs import extended_labels, from_dataframe, lib_spec
+from ..labeled.checks import check_horizon
+from ..labeled.edm import _engines
+from ..labeled.inputs import extended_labels, from_dataframe, lib_spec, pred_mask
 
-__all__ = ["CCM", "EmbedDimension", "PredictExclusionRadius", "PredictInterval",
+__all__ = ["CCM", "EmbedDimension", "Multiview", "PredictExclusionRadius", "PredictInterval",
            "PredictNonlinear", "SMap", "Simplex"]
 
 #: pyEDM's default exclusion radii of PredictExclusionRadius
@@ -137,6 +145,8 @@ def _refuse(**given) -> None:
         "solver": "xedm's S-map solves by SVD least squares or ridge (xedm.smap(solver=...))",
         "legacy": "xedm has one CCM",
         "embedded": "embedded columns are not a cross map (use xedm.ccm on the series)",
+        "excludeTarget": "pyEDM 2.5.7's Multiview ignores it (its views keep the target's "
+                         "lags); xedm.multiview(..., exclude_target=True) leaves them out",
     }
     for k, v in given.items():
         if v:
@@ -167,13 +177,21 @@ def _smap_knn(d: _Data, lib, E: int | None, tau: int, Tp: int, embedded: bool) -
 
 # ----------------------------------------------------------------------------- outputs
 def _projection(d: _Data, res, Tp: int) -> pd.DataFrame:
-    """pyEDM's Projection: rows from the first prediction point to the last target (Tp > 0;
-    from the first target to the last prediction point for Tp < 0), predictions at the
-    target times, observations of the target."""
-    T = len(d.index)
+    """pyEDM's Projection of a simplex or S-map result (see :func:`_frame`)."""
     labels = res[d.tdim].values  # xedm's target times: one contiguous run of positions
     j = int(np.flatnonzero(np.isin(labels, d.index.values))[0])
     pos = d.index.get_loc(labels[j]) - j + np.arange(len(labels))
+    var = res.pred_variance.values if "pred_variance" in res else None  # S-map has none
+    return _frame(d, pos, res.prediction.values, var, Tp)
+
+
+def _frame(d: _Data, pos: np.ndarray, prediction, variance, Tp: int,
+           variance_column: bool = True) -> pd.DataFrame:
+    """pyEDM's Projection: rows from the first prediction point to the last target (Tp > 0;
+    from the first target to the last prediction point for Tp < 0), predictions at the
+    target positions ``pos`` (contiguous), observations of the target.  Times past the data
+    continue the time step (floats for integer times, as pyEDM's)."""
+    T = len(d.index)
     lo, hi = min(pos[0] - Tp, pos[0]), max(pos[-1] - Tp, pos[-1])
     rows = np.arange(lo, hi + 1)
     y = d.ds[d.target].values.astype(float)
@@ -181,11 +199,14 @@ def _projection(d: _Data, res, Tp: int) -> pd.DataFrame:
     inside = (rows >= 0) & (rows < T)
     obs[inside] = y[rows[inside]]
     pred, var = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
-    pred[pos - lo] = res.prediction.values
-    if "pred_variance" in res:  # simplex's; S-map has none (NaN)
-        var[pos - lo] = res.pred_variance.values
-    return pd.DataFrame({"Time": extended_labels(d.index, rows), "Observations": obs,
-                         "Predictions": pred, "Pred_Variance": var})
+    pred[pos - lo] = prediction
+    if variance is not None:
+        var[pos - lo] = variance
+    time = extended_labels(d.index, rows)
+    if not inside.all() and np.asarray(time).dtype.kind in "iu":
+        time = np.asarray(time, dtype=float)
+    out = {"Time": time, "Observations": obs, "Predictions": pred}
+    return pd.DataFrame({**out, "Pred_Variance": var} if variance_column else out)
 
 
 def _plot(df: pd.DataFrame, x: str, title: str, xlabel: str, ylabel: str) -> None:
@@ -367,3 +388,111 @@ def PredictExclusionRadius(dataFrame=None, columns="", target="", lib="", pred="
         _plot(out, "Exclusion radius", f"E={E}  Tp={Tp}", "Exclusion radius",
               "Prediction Skill ρ")
     return out
+
+
+def _view_order(rho: np.ndarray) -> np.ndarray:
+    """pyEDM's ranking of the views: numpy's argsort of rho rounded to 6 decimals, reversed
+    (so NaN first, and tied views in numpy's order reversed: the later view first)."""
+    return np.argsort(np.round(rho, 6))[::-1]
+
+
+def _view_table(names, res) -> pd.DataFrame:
+    """pyEDM's View: each top view's columns and its ComputeError on the forecast (rho, the
+    signed maximum error obs - pred that pyEDM calls "MAE", CAE the sum of absolute errors,
+    RMSE) over the finite pairs, rounded to 6 decimals, NaN with fewer than 5 pairs."""
+    err = res["observed"][None] - res["view_prediction"]
+    ok = np.isfinite(err)
+    stats = np.column_stack([res["view_rho"], np.where(ok, err, -np.inf).max(axis=1),
+                             np.where(ok, np.abs(err), 0.0).sum(axis=1), res["view_rmse"]])
+    stats[res["view_n"] < 5] = np.nan
+    table = pd.DataFrame(np.round(stats, 6), columns=["rho", "MAE", "CAE", "RMSE"])
+    table.insert(0, "Columns", [tuple(names[i] for i in view) for view in res["views"]])
+    return table
+
+
+def Multiview(dataFrame=None, columns="", target="", lib="", pred="", D=0, E=1, Tp=1, knn=0,
+              tau=-1, multiview=0, exclusionRadius=0, trainLib=True, excludeTarget=False,
+              ignoreNan=True, verbose=False, numProcess=4, mpMethod=None, chunksize=1,
+              kdWorkers=-1, showPlot=False, returnObject=False) -> dict:
+    """pyEDM's ``Multiview`` (:func:`xedm.multiview`): ``{"Predictions", "View"}``.
+
+    Every D-combination of the columns' E lags (``x(t-0), y(t-0), x(t-1), ...``) is a view;
+    the views are ranked by their simplex rho (knn = D + 1) on ``lib`` predicted from
+    itself (``trainLib=True``; with neither lib nor pred, lib is the first half of the rows
+    and pred the second) or on ``pred`` (``trainLib=False``), and ``Predictions`` is the mean
+    of the top ``multiview`` views' forecasts (default floor(sqrt(views))).  As pyEDM's:
+
+    - ``Predictions`` has ``Time, Observations, Predictions``, its ``Time`` the row numbers
+      1..N (pyEDM's Multiview drops the time column), not the data's times;
+    - ``View`` lists the top views in rank order (their rho on the ranking rows, rounded to
+      6 decimals; ties and NaN as numpy's argsort, reversed), with each view's error on
+      the forecast: ``Columns`` (a tuple of lag names), ``rho``, ``MAE`` (pyEDM's signed
+      maximum error), ``CAE``, ``RMSE``, rounded to 6 decimals;
+
+    pyEDM 2.5.7 ignores ``knn`` and ``excludeTarget`` here: knn other than 0 or D + 1 and
+    ``excludeTarget=True`` are refused (xedm.multiview has both).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> t = np.arange(1, 201)
+    >>> df = pd.DataFrame({"Time": t, "x": np.sin(0.3 * t), "y": np.cos(0.2 * t)})
+    >>> out = Multiview(df, columns="x y", target="x", lib="1 100", pred="101 190", E=2)
+    >>> out["View"].columns.tolist()
+    ['Columns', 'rho', 'MAE', 'CAE', 'RMSE']
+    >>> out["View"].Columns[0]
+    ('x(t-0)', 'x(t-1)')
+    """
+    _refuse(returnObject=returnObject, ignoreNan=not ignoreNan, excludeTarget=excludeTarget)
+    if not isinstance(dataFrame, pd.DataFrame):
+        raise TypeError(f"dataFrame must be a pandas DataFrame, got {type(dataFrame).__name__}")
+    available = [str(c) for c in dataFrame.columns]
+    cols = _names(columns, available, "columns")
+    if not cols:
+        raise ValueError("columns is required, e.g. columns='x y'")
+    tgt = (_names(target, available, "target") if len(target) else cols)[0]
+    used = list(dict.fromkeys([*cols, tgt]))
+    # pyEDM's Multiview embeds the columns alone: its times are the row numbers 1..N
+    d = _Data(dataFrame.iloc[:, [available.index(c) for c in used]], cols, tgt, noTime=True)
+    E, tau_, Tp = val.check_E(E), _tau(tau), val.check_Tp(Tp)
+    excl, T = val.check_exclusion_radius(exclusionRadius), len(d.index)
+    n_lagged = E * len(cols)
+    D = check_int("D", D, 0) or len(cols)
+    if D > n_lagged:  # pyEDM warns, sets D to n_lagged, then fails on its single view
+        raise ValueError(f"D={D} is invalid: there are only {n_lagged} lagged columns (E={E} "
+                         f"x {len(cols)} columns); use D <= {n_lagged}")
+    if check_int("knn", knn, 0) not in (0, D + 1):
+        raise ValueError(f"knn={knn}: pyEDM 2.5.7's Multiview ignores knn (its views use "
+                         f"knn = D + 1 = {D + 1}); leave it out, or use "
+                         f"xedm.multiview(..., knn={knn})")
+    V = view_count(n_lagged, D)
+    k = check_int("multiview", multiview)
+    k = k if k >= 1 else max(1, isqrt(V))
+    if k > V:
+        raise ValueError(f"multiview={k} is invalid: there are only {V} views of D={D} from "
+                         f"{n_lagged} lagged columns; use multiview <= {V}")
+    trainLib = val.check_bool("trainLib", trainLib)
+    no_lib, no_pred = d.rows(lib, "lib") is None, d.rows(pred, "pred") is None
+    if trainLib and no_lib and no_pred:  # pyEDM's default: lib the first half, pred the rest
+        half = T // 2
+        libsel, predsel = slice(d.index[0], d.index[half - 1]), slice(d.index[half], d.index[-1])
+    elif no_lib or no_pred:
+        raise ValueError("Multiview needs both lib and pred (e.g. lib='1 100', pred='101 "
+                         "190'), or neither with trainLib=True (first half, second half)")
+    else:
+        libsel, predsel = d.rows(lib, "lib"), d.rows(pred, "pred", one=True)
+    check_horizon(Tp, T)
+    spec, pmask = lib_spec(libsel, d.index, d.tdim), pred_mask(predsel, d.index, d.tdim)
+    rank = library_selection(T, spec, 1, 1, 0, True) if trainLib else pmask
+    backend, method = _engines(None, None, ["knn_sweep", "simplex_predict_var"], n_lib=T,
+                               dim=D, knn=D + 1, n_pred=int((rank | pmask).sum()),
+                               work=V * D * T * T)
+    X = np.stack([d.ds[c].values.astype(float) for c in cols])
+    res = _multiview(X, d.ds[d.target].values.astype(float), E=E, tau=tau_, D=D, k=k, Tp=Tp,
+                     knn=None, excl=excl, lib=spec, pred_mask=pmask, rank_mask=rank,
+                     backend=backend, method=method, order=_view_order)
+    out = _frame(d, res["out_t"], res["prediction"], None, Tp, variance_column=False)
+    names = [f"{c}(t-{e * tau_})" for e in range(E) for c in cols]
+    if showPlot:
+        _plot(out, "Time", f"D = {D}  Tp = {Tp}  rho = {float(res['rho']):.3f}", "Time", "")
+    return {"Predictions": out, "View": _view_table(names, res)}

@@ -48,13 +48,16 @@ def rank_views(rho: np.ndarray) -> np.ndarray:
 
 def multiview(
     X, y, *, E, tau, D, k, Tp, knn, excl, lib: LibSpec, pred_mask, rank_mask, backend, method,
+    order=rank_views,
 ) -> dict[str, np.ndarray]:
     """Multiview forecast of ``y`` (T,) from the columns ``X`` (C, T).
 
     ``rank_mask`` (T,): the prediction rows whose skill ranks the views; ``pred_mask`` (T,):
-    the rows forecast.  Returns the ensemble ``prediction`` and ``observed`` at ``out_t``, its
-    skill, and for the top ``k`` views (best first) their column indices ``views`` (k, D), the
-    ranking skill ``rank_rho`` and the forecast skill ``view_rho``, ``view_mae``,
+    the rows forecast; ``order`` maps the ranking skill of every view (V,) to the view
+    indices best first (default :func:`rank_views`).  Returns the ensemble ``prediction``
+    and ``observed`` at ``out_t``, its skill, and for the top ``k`` views (best first) their
+    column indices ``views`` (k, D), the ranking skill ``rank_rho``, their forecasts
+    ``view_prediction`` (k, P) and the forecast skill ``view_rho``, ``view_mae``,
     ``view_rmse``, ``view_n``.
     """
     T = X.shape[-1]
@@ -75,13 +78,13 @@ def multiview(
     pred_t = out_t - Tp
     in_rank, in_pred = rank_mask[pred_t], pred_mask[pred_t]
     rank_rho = skill(observed[in_rank][None], pred[:, in_rank])["rho"]
-    order = rank_views(rank_rho)[:k]
-    top = pred[order][:, in_pred]
+    top_k = np.asarray(order(rank_rho))[:k]
+    top = pred[top_k][:, in_pred]
     obs = observed[in_pred]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: NaN forecast
         ensemble = np.nanmean(top, axis=0)
     per_view = skill(obs[None], top)
     return {"prediction": ensemble, "observed": obs, "out_t": out_t[in_pred],
-            **skill(obs, ensemble), "views": combos[order], "rank_rho": rank_rho[order],
-            **{f"view_{key}": val for key, val in per_view.items()}}
+            **skill(obs, ensemble), "views": combos[top_k], "rank_rho": rank_rho[top_k],
+            "view_prediction": top, **{f"view_{key}": val for key, val in per_view.items()}}
