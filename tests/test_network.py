@@ -47,9 +47,13 @@ def test_partial_cross_map_matches_naive():
     lag[2, 0], lag[2, 1] = -2, -1
     scan = np.unique(np.concatenate([np.arange(-2, 1) + s for s in core.SHIFTS]))
     tabs = core.Tables(X, E, tau=1, knn=None, excl=0, lags=scan, backend="cpu")
-    r, p, m = core.conditional_tests(X, tabs, cand, lag)
-    r0, p0, m0 = naive.partial_cross_map(X, E, cand, lag, scan)
-    # two algebras (least squares; the inverse covariance): equal to rounding
+    pool = cand.copy()
+    pool[2, 2] = pool[0, 3] = True  # ignored: the library itself, a row without candidates
+    pool[3, 1] = cand[3, 1] = True  # a row whose only candidate is conditioned on the pool
+    pool[3, 0] = pool[3, 2] = True  # two screened drivers that are not candidates
+    r, p, m = core.conditional_tests(X, tabs, cand, lag, pool=pool)
+    r0, p0, m0 = naive.partial_cross_map(X, E, cand, lag, scan, pool=pool)
+    # two algebras (elimination on the Gram matrix; the inverse covariance): equal to rounding
     np.testing.assert_allclose(r[cand], r0[cand], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(p[cand], p0[cand], rtol=1e-3, atol=1e-9)
     np.testing.assert_array_equal(m, m0)
