@@ -6,12 +6,15 @@ statistic is indexed ``[i, j]``: high skill is evidence that **j causes i** (CON
 
 Conditioning (partial cross mapping, after Leng et al. 2020): a candidate link j -> i (its
 cross map significant) is kept when the cross-map estimate of j from i's manifold, ``ĵ_i``,
-still predicts j once every other candidate driver k of i is accounted for, through the
+still predicts j once every other screened driver k of i (its cross map significant at
+p <= alpha before the FDR step, peaking at Tp <= 0) is accounted for, through the
 estimates of j from k's manifold, ``ĵ_k``, and k's own values (each at the pair's lag and
 one step either side): the partial correlation ``r(j, ĵ_i | {ĵ_k, k})`` (linear, over the
 prediction times) with its one-sided t-test.  If j reaches i only through k (j -> k -> i),
 or j and i share a driver k (k -> j, k -> i), i's manifold knows of j little more than k
-does, and the partial correlation is small.
+does, and the partial correlation is small.  The kernels ``cross_estimates`` and
+``partial_cross_rows`` compute every estimate and every partial correlation of one library
+row and lag at once, from the neighbour tables of :class:`Tables`.
 """
 
 from __future__ import annotations
@@ -209,8 +212,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
        p-value (``p_method``) times the number of driver lags (Bonferroni over the scan,
        capped at 1); q: Benjamini-Hochberg over the off-diagonal pairs.
     4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
-    5. Conditioning (:func:`conditional_tests`) of every candidate on i's other candidates;
-       its q: Benjamini-Hochberg over the candidates.
+    5. Conditioning (:func:`conditional_tests`) of every candidate on i's other screened
+       drivers (p <= alpha uncorrected and best_Tp <= 0); its q: Benjamini-Hochberg over the
+       candidates.
     6. link: candidate, partial q <= alpha and partial r >= ``min_partial``.
     """
     from ..stats.significance import bh_qvalues, surrogate_p_values
