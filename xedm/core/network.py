@@ -213,7 +213,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
        capped at 1); q: Benjamini-Hochberg over the off-diagonal pairs.
     4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
     5. Conditioning (:func:`conditional_tests`) of every candidate on i's other screened
-       drivers (p <= alpha uncorrected and best_Tp <= 0); its q: Benjamini-Hochberg over the
+       drivers (p <= alpha before BH, best_Tp <= 0); its q: Benjamini-Hochberg over the
        candidates.
     6. link: candidate, partial q <= alpha and partial r >= ``min_partial``.
     """

@@ -29,8 +29,8 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "peaks at a driver lag, Ye et al. 2015); partial_q <= alpha (Benjamini-Hochberg over "
         "the candidates) and partial_rho >= min_partial: j's estimate from i's manifold "
         "still predicts j given its estimates from the manifolds of i's other screened "
-        "drivers k (p_value <= alpha uncorrected and best_Tp <= 0) and k's own values "
-        "(partial cross mapping)")
+        "drivers k (p_value <= alpha before Benjamini-Hochberg, and best_Tp <= 0) and k's "
+        "own values (partial cross mapping)")
 
 
 def _series(data, series_dim, columns, time_dim):
@@ -99,12 +99,12 @@ def causal_network(
     5. Conditioning (partial cross mapping, after Leng et al. 2020): for each candidate
        j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
        manifold given its estimates from the manifolds of i's other **screened** drivers k
-       (``p_value <= alpha`` uncorrected and ``best_Tp <= 0``: a looser screen than the
+       (``p_value <= alpha`` before Benjamini-Hochberg, ``best_Tp <= 0``: a looser screen than the
        candidates', so that an intermediary the FDR step missed still explains its path
        away) and k's own values (``n_conditions`` of them); ``partial_p`` its one-sided
-       t-test, ``partial_q`` Benjamini-Hochberg over the candidates.  An indirect driver (j -> k -> i) or a shared
-       driver (k -> i, k -> j) leaves i no knowledge of j beyond k's, and little partial
-       correlation.
+       t-test, ``partial_q`` Benjamini-Hochberg over the candidates.  An indirect driver
+       (j -> k -> i) or a shared driver (k -> i, k -> j) leaves i no knowledge of j beyond
+       k's, and little partial correlation.
     6. ``link``: a candidate with ``partial_q <= alpha`` and ``partial_rho >= min_partial``.
 
     Parameters
@@ -231,7 +231,7 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, attrs) -> xr.Dataset:
                       "at the pair's lag and one step either side (after Leng et al. 2020), "
                       "one-sided t-test"),
         conditioning_set=("every other driver k of the library with p_value <= alpha "
-                          "(uncorrected) and best_Tp <= 0"),
+                          "(before Benjamini-Hochberg) and best_Tp <= 0"),
         fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
                     "over the candidates"),
         rule=RULE, meaning="link(library=i, target=j) True: j drives i directly",

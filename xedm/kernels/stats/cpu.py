@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._flags import FASTMATH_STRICT
-
 from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_STRICT
 
 
 @njit(parallel=True, cache=True)
