@@ -60,6 +60,25 @@ def test_partial_cross_map_matches_naive():
     assert np.isnan(r[~cand]).all()
 
 
+def test_partial_cross_map_repeated_condition_costs_nothing():
+    # a conditioning series that repeats another adds no term: same r, same p (the degrees
+    # of freedom count the rank of the terms, not their number)
+    X = xedm.datasets.many_series(4, 120, density=0.5, seed=3).x.values
+    X = np.vstack([X, X[3]])
+    E = np.array([2, 2, 2, 2, 2])
+    cand = np.zeros((5, 5), bool)
+    cand[2, 0] = cand[2, 1] = True
+    lag = np.zeros((5, 5), np.int64)
+    tabs = core.Tables(X, E, tau=1, knn=None, excl=0, lags=[-1, 0, 1], backend="cpu")
+    one, two = cand.copy(), cand.copy()
+    one[2, 3] = two[2, 3] = two[2, 4] = True
+    r1, p1, m1 = core.conditional_tests(X, tabs, cand, lag, pool=one)
+    r2, p2, m2 = core.conditional_tests(X, tabs, cand, lag, pool=two)
+    np.testing.assert_allclose(r2[cand], r1[cand], rtol=1e-6)
+    np.testing.assert_allclose(p2[cand], p1[cand], rtol=1e-4)
+    assert (m2[cand] == m1[cand] + 1).all()
+
+
 def test_conditioning_removes_indirect_links():
     ds = xedm.datasets.many_series(16, 500, density=0.12, seed=1)
     truth = ds.adjacency.values.T  # (library = driven, target = driver)
