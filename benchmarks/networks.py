@@ -3,7 +3,7 @@
 
     python benchmarks/networks.py --json benchmarks/results/networks.json   # every case
     python benchmarks/networks.py --quick                                  # small (seconds)
-    python benchmarks/networks.py --table benchmarks/results/networks.json # the README table
+    python benchmarks/networks.py --table a.json,b.json                    # the README table
     python benchmarks/networks.py --only scale --backend gpu --scale 1000  # on a GPU
 
 Every tool runs in this process on the same data.  Each case has a generating adjacency
@@ -192,6 +192,22 @@ def table(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def merge(docs: list[dict]) -> dict:
+    """One document from several runs (the README's table): tools and cases in order of
+    appearance, each (case, tool) result from the first run that has it, the first scale."""
+    out = {"tools": [], "cases": [], "results": {}}
+    for d in docs:
+        out["tools"] += [t for t in d["tools"] if t not in out["tools"]]
+        out["cases"] += [c for c in d["cases"] if c not in out["cases"]]
+        for case, res in d["results"].items():
+            for tool, r in res.items():
+                out["results"].setdefault(case, {}).setdefault(tool, r)
+        if d.get("scale") and "scale" not in out:
+            out["scale"] = d["scale"]
+    out["cases"] = [c for c in CASES if c in out["cases"]]
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
@@ -201,10 +217,11 @@ def main(argv=None):
     ap.add_argument("--backend", default=None)
     ap.add_argument("--scale", type=int, default=100, help="N of the scale case (L = 1,000)")
     ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--table", default=None, help="print the table of a JSON file and exit")
+    ap.add_argument("--table", default=None,
+                    help="print the table of JSON files (comma-separated, merged) and exit")
     args = ap.parse_args(argv)
     if args.table:
-        print(table(json.loads(Path(args.table).read_text())))
+        print(table(merge([json.loads(Path(f).read_text()) for f in args.table.split(",")])))
         return None
     import xedm
 

@@ -344,15 +344,16 @@ def partial_correlation(y, a, Z):
     return -P[0, 1] / np.sqrt(P[0, 0] * P[1, 1])
 
 
-def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1)):
+def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1), pool=None):
     """causal_network's conditional statistic, from the words of its docs.
 
     Library points of every series: complete windows (its own E) whose t + l lies in the data
     for every l in ``scan`` (the lags, each widened by ``shifts``); prediction times: the
     same, with windows complete at the largest E.  For candidate (i, j) at L = lag[i, j]: the
     partial correlation of y = j(t + L) with the simplex estimate of j(t + L) from i's
-    manifold, given, for every other candidate driver k of i, the estimates of j(t + L + s)
-    from k's manifold and k(t + L + s), s in ``shifts``.  Returns (r, p, n_conditions), p
+    manifold, given, for every other screened driver k of i (``pool[i, k]`` or
+    ``candidate[i, k]``; pool defaults to candidate), the estimates of j(t + L + s) from k's
+    manifold and k(t + L + s), s in ``shifts``.  Returns (r, p, n_conditions), p
     one-sided from Student's t with n - 2 - (number of terms) degrees of freedom.
     """
     from scipy.stats import t as student
@@ -376,7 +377,8 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1)):
             if not candidate[i, j]:
                 continue
             L = int(lag[i, j])
-            ks = [k for k in range(N) if candidate[i, k] and k not in (i, j)]
+            ks = [k for k in range(N) if (candidate[i, k] or (pool is not None and pool[i, k]))
+                  and k not in (i, j)]
             Z = [estimate(k, j, L + s) for s in shifts for k in ks]
             Z += [X[k, times + L + s] for s in shifts for k in ks]
             y = X[j, times + L]

@@ -47,13 +47,36 @@ def test_partial_cross_map_matches_naive():
     lag[2, 0], lag[2, 1] = -2, -1
     scan = np.unique(np.concatenate([np.arange(-2, 1) + s for s in core.SHIFTS]))
     tabs = core.Tables(X, E, tau=1, knn=None, excl=0, lags=scan, backend="cpu")
-    r, p, m = core.conditional_tests(X, tabs, cand, lag)
-    r0, p0, m0 = naive.partial_cross_map(X, E, cand, lag, scan)
-    # two algebras (least squares; the inverse covariance): equal to rounding
+    pool = cand.copy()
+    pool[2, 2] = pool[0, 3] = True  # ignored: the library itself, a row without candidates
+    pool[3, 1] = cand[3, 1] = True  # a row whose only candidate is conditioned on the pool
+    pool[3, 0] = pool[3, 2] = True  # two screened drivers that are not candidates
+    r, p, m = core.conditional_tests(X, tabs, cand, lag, pool=pool)
+    r0, p0, m0 = naive.partial_cross_map(X, E, cand, lag, scan, pool=pool)
+    # two algebras (elimination on the Gram matrix; the inverse covariance): equal to rounding
     np.testing.assert_allclose(r[cand], r0[cand], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(p[cand], p0[cand], rtol=1e-3, atol=1e-9)
     np.testing.assert_array_equal(m, m0)
     assert np.isnan(r[~cand]).all()
+
+
+def test_partial_cross_map_repeated_condition_costs_nothing():
+    # a conditioning series that repeats another adds no term: same r, same p (the degrees
+    # of freedom count the rank of the terms, not their number)
+    X = xedm.datasets.many_series(4, 120, density=0.5, seed=3).x.values
+    X = np.vstack([X, X[3]])
+    E = np.array([2, 2, 2, 2, 2])
+    cand = np.zeros((5, 5), bool)
+    cand[2, 0] = cand[2, 1] = True
+    lag = np.zeros((5, 5), np.int64)
+    tabs = core.Tables(X, E, tau=1, knn=None, excl=0, lags=[-1, 0, 1], backend="cpu")
+    one, two = cand.copy(), cand.copy()
+    one[2, 3] = two[2, 3] = two[2, 4] = True
+    r1, p1, m1 = core.conditional_tests(X, tabs, cand, lag, pool=one)
+    r2, p2, m2 = core.conditional_tests(X, tabs, cand, lag, pool=two)
+    np.testing.assert_allclose(r2[cand], r1[cand], rtol=1e-6)
+    np.testing.assert_allclose(p2[cand], p1[cand], rtol=1e-4)
+    assert (m2[cand] == m1[cand] + 1).all()
 
 
 def test_conditioning_removes_indirect_links():

@@ -6,12 +6,15 @@ statistic is indexed ``[i, j]``: high skill is evidence that **j causes i** (CON
 
 Conditioning (partial cross mapping, after Leng et al. 2020): a candidate link j -> i (its
 cross map significant) is kept when the cross-map estimate of j from i's manifold, ``ĵ_i``,
-still predicts j once every other candidate driver k of i is accounted for, through the
+still predicts j once every other screened driver k of i (its cross map significant at
+p <= alpha before the FDR step, peaking at Tp <= 0) is accounted for, through the
 estimates of j from k's manifold, ``ĵ_k``, and k's own values (each at the pair's lag and
 one step either side): the partial correlation ``r(j, ĵ_i | {ĵ_k, k})`` (linear, over the
 prediction times) with its one-sided t-test.  If j reaches i only through k (j -> k -> i),
 or j and i share a driver k (k -> j, k -> i), i's manifold knows of j little more than k
-does, and the partial correlation is small.
+does, and the partial correlation is small.  The kernels ``cross_estimates`` and
+``partial_cross_rows`` compute every estimate and every partial correlation of one library
+row and lag at once, from the neighbour tables of :class:`Tables`.
 """
 
 from __future__ import annotations
@@ -93,72 +96,87 @@ class Tables:
         self.t = pred_t
         self.ok = windows_finite(fin, [E_top], tau)[0][:, pred_t].all(axis=0)
 
+    def estimates(self, X, libs, targets, lags, cols=None) -> np.ndarray:
+        """Cross-map estimates (len(libs), len(targets), len(lags), len(cols)) of
+        ``X[targets]`` at t + lag from each library's manifold, at the prediction rows
+        ``cols`` (default all): the ``cross_estimates`` kernel."""
+        cols = np.arange(len(self.t)) if cols is None else np.asarray(cols, np.int64)
+        Y = np.ascontiguousarray(np.asarray(X, np.float64)[np.atleast_1d(targets)])
+        return get_kernel("cross_estimates", "cpu")(
+            self.w, self.idx, Y, np.atleast_1d(np.asarray(libs, np.int64)),
+            np.asarray(lags, np.int64), cols)
+
     def estimate(self, X, lib, targets, lag: int) -> np.ndarray:
         """Cross-map estimates (len(targets), P) of ``X[targets]`` at t + lag from library
         ``lib``'s manifold."""
-        Y = np.asarray(X)[np.atleast_1d(targets)]
-        return np.einsum("pk,jpk->jp", self.w[lib], Y[:, self.idx[lib] + lag])
+        return self.estimates(X, [lib], targets, [lag])[0, :, 0]
 
 
-def partial_corr(y, a, Z) -> float:
-    """Pearson correlation of ``y`` and ``a`` (n,) after regressing both on [1, Z]
-    (Z (m, n), m may be 0): the ``partial_corr`` kernel (one thread, on the host)."""
-    Z = np.ascontiguousarray(np.asarray(Z, np.float64).reshape(-1, len(y)))
-    return float(get_kernel("partial_corr", "cpu")(np.ascontiguousarray(y, np.float64),
-                                                   np.ascontiguousarray(a, np.float64), Z))
+def _unit_rows(M):
+    """Rows centred and scaled to unit norm (a constant row becomes 0)."""
+    M = M - M.mean(axis=-1, keepdims=True)
+    norm = np.sqrt(np.einsum("...i,...i->...", M, M))[..., None]
+    return M / np.where(norm > 0, norm, 1.0)
 
 
-def partial_corr_p(r: float, n: int, m: int) -> float:
-    """One-sided p-value of a partial correlation ``r`` of n points given m regressors
-    (Student t with n - 2 - m degrees of freedom): is it above 0?"""
-    from scipy.stats import t as student
+def partial_corr_p(r, n: int, m):
+    """One-sided p-value of partial correlations ``r`` of n points given m regressors
+    (Student t with n - 2 - m degrees of freedom): is it above 0?  NaN where r is NaN or
+    no degree of freedom is left."""
+    from scipy.special import stdtr
 
-    df = n - 2 - m
-    if not np.isfinite(r) or df < 1:
-        return np.nan
-    r = min(max(r, -1 + 1e-15), 1 - 1e-15)
-    return float(student.sf(r * np.sqrt(df / (1.0 - r * r)), df))
+    r = np.clip(np.asarray(r, np.float64), -1 + 1e-15, 1 - 1e-15)
+    df = (n - 2 - np.asarray(m)).astype(np.float64)
+    good = np.isfinite(r) & (df >= 1)
+    df = np.where(good, df, 1.0)
+    p = stdtr(df, -r * np.sqrt(df / (1.0 - r * r)))
+    return np.where(good, p, np.nan)
 
 
 SHIFTS = (-1, 0, 1)  # the conditioning terms are taken at the pair's lag and one step around
 
 
-def conditional_tests(X, tables: Tables, candidate, lag):
+def conditional_tests(X, tables: Tables, candidate, lag, pool=None):
     """The conditional statistic of every candidate link (partial cross mapping).
 
     For (i, j) with ``candidate[i, j]`` and its lag L = ``lag[i, j]``: the partial correlation
     of y = j(t + L) with its cross-map estimate from i's manifold, given, for every other
-    candidate driver k of i (``candidate[i, k]``, k != j), the estimates of j(t + L + s) from
-    k's manifold and the values k(t + L + s), s in :data:`SHIFTS` (six terms per k, and an
-    intercept); with its one-sided p-value (:func:`partial_corr_p`).  ``tables`` must cover
-    every lag L + s.  Returns ``r``, ``p`` (N, N) (NaN off the candidates) and
-    ``n_conditions`` (N, N), the number of k.
+    screened driver k of i (``pool[i, k]`` or ``candidate[i, k]``, k not i or j), the
+    estimates of j(t + L + s) from k's manifold and the values k(t + L + s), s in
+    :data:`SHIFTS` (six terms per k, and an intercept); with its one-sided p-value
+    (:func:`partial_corr_p`, the degrees of freedom counted from the rank of the terms).
+    ``pool`` (N, N) bool defaults to ``candidate``.  ``tables`` must cover every lag L + s.
+    Returns ``r``, ``p`` (N, N) (NaN off the candidates) and ``n_conditions`` (N, N), the
+    number of k.
     """
     X = np.asarray(X, np.float64)
     N = X.shape[0]
+    candidate = np.asarray(candidate, bool)
+    pool = candidate if pool is None else np.asarray(pool, bool) | candidate
     r = np.full((N, N), np.nan)
     p = np.full((N, N), np.nan)
     m = np.zeros((N, N), np.int64)
     ok, t = tables.ok, tables.t
+    tt = t[ok]
+    cols = np.flatnonzero(ok)
+    n = len(tt)
+    s0 = SHIFTS.index(0)
     for i in np.flatnonzero(candidate.any(axis=1)).tolist():
         drivers = np.flatnonzero(candidate[i])
-        libs = np.concatenate([[i], drivers[drivers != i]])
-        cache: dict = {}
-        for col, j in enumerate(drivers.tolist()):
-            L = int(lag[i, j])
-            if L not in cache:  # every library's estimates of every driver around this lag
-                cache[L] = [np.stack([tables.estimate(X, k, drivers, L + s) for k in libs])
-                            for s in SHIFTS]
-            cond = libs[(libs != i) & (libs != j)]
-            rows = np.isin(libs, cond)
-            Z = [cache[L][si][rows, col][:, ok] for si in range(len(SHIFTS))]
-            Z += [X[cond][:, t[ok] + L + s] for s in SHIFTS]
-            y = X[j, t[ok] + L]
-            a = cache[L][SHIFTS.index(0)][0, col][ok]
-            Z = np.concatenate(Z) if len(cond) else np.empty((0, len(y)))
-            r[i, j] = partial_corr(y, a, Z)
-            m[i, j] = len(cond)
-            p[i, j] = partial_corr_p(r[i, j], len(y), len(Z))
+        cond = np.flatnonzero(pool[i])
+        cond = cond[cond != i]
+        libs = np.concatenate([[i], cond])
+        for L in np.unique(lag[i, drivers]).tolist():
+            js = drivers[lag[i, drivers] == L]
+            shifted = np.array([L + s for s in SHIFTS], np.int64)
+            # centred unit rows: estimates (libs, js, shifts, n), values (cond, shifts, n)
+            est = _unit_rows(tables.estimates(X, libs, js, shifted, cols))
+            vals = _unit_rows(X[cond][:, tt[None, :] + shifted[:, None]])
+            ys = _unit_rows(X[js][:, tt + L])
+            rr, rank = get_kernel("partial_cross_rows", "cpu")(ys, est, vals, cond, js, s0)
+            r[i, js] = rr
+            m[i, js] = len(cond) - np.isin(js, cond)
+            p[i, js] = partial_corr_p(rr, n, rank)
     return r, p, m
 
 
@@ -194,8 +212,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
        p-value (``p_method``) times the number of driver lags (Bonferroni over the scan,
        capped at 1); q: Benjamini-Hochberg over the off-diagonal pairs.
     4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
-    5. Conditioning (:func:`conditional_tests`) of every candidate on i's other candidates;
-       its q: Benjamini-Hochberg over the candidates.
+    5. Conditioning (:func:`conditional_tests`) of every candidate on i's other screened
+       drivers (p <= alpha before BH, best_Tp <= 0); its q: Benjamini-Hochberg over the
+       candidates.
     6. link: candidate, partial q <= alpha and partial r >= ``min_partial``.
     """
     from ..stats.significance import bh_qvalues, surrogate_p_values
@@ -235,7 +254,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
                     method=method)
-    pr, pp, n_cond = conditional_tests(X, tables, candidate, driver_lag)
+    screened = off & (p <= alpha) & (best <= 0)  # the conditioning pool: a looser screen
+    pr, pp, n_cond = conditional_tests(X, tables, candidate, driver_lag, pool=screened)
     pq = bh_qvalues(pp, candidate)
     link = candidate & (pq <= alpha) & (pr >= min_partial)
     return {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag,

@@ -178,4 +178,5 @@ register("rn_path_sums", "cpu", "rqa.network_cpu:path_sums")
 # significance tests (xedm/stats)
 register("twin_walk", "cpu", "stats.cpu:twin_walk")
 register("phase_spectrum", "cpu", "stats.cpu:phase_spectrum")
-register("partial_corr", "cpu", "stats.cpu:partial_corr")  # causal_network (host step)
+register("cross_estimates", "cpu", "stats.cpu:cross_estimates")  # causal_network (host step)
+register("partial_cross_rows", "cpu", "stats.cpu:partial_cross_rows")  # causal_network

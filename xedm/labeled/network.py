@@ -28,8 +28,9 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "lags, Benjamini-Hochberg over the off-diagonal pairs); best_Tp <= 0 (the skill "
         "peaks at a driver lag, Ye et al. 2015); partial_q <= alpha (Benjamini-Hochberg over "
         "the candidates) and partial_rho >= min_partial: j's estimate from i's manifold "
-        "still predicts j given its estimates from the manifolds of i's other candidate "
-        "drivers (partial cross mapping)")
+        "still predicts j given its estimates from the manifolds of i's other screened "
+        "drivers k (p_value <= alpha before Benjamini-Hochberg, and best_Tp <= 0) and k's "
+        "own values (partial cross mapping)")
 
 
 def _series(data, series_dim, columns, time_dim):
@@ -97,11 +98,13 @@ def causal_network(
     4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
     5. Conditioning (partial cross mapping, after Leng et al. 2020): for each candidate
        j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
-       manifold given its estimates from the manifolds of i's other candidate drivers
-       (``n_conditions`` of them); ``partial_p`` its one-sided t-test, ``partial_q``
-       Benjamini-Hochberg over the candidates.  An indirect driver (j -> k -> i) or a shared
-       driver (k -> i, k -> j) leaves i no knowledge of j beyond k's, and little partial
-       correlation.
+       manifold given its estimates from the manifolds of i's other **screened** drivers k
+       (``p_value <= alpha`` before Benjamini-Hochberg, ``best_Tp <= 0``: a looser screen than the
+       candidates', so that an intermediary the FDR step missed still explains its path
+       away) and k's own values (``n_conditions`` of them); ``partial_p`` its one-sided
+       t-test, ``partial_q`` Benjamini-Hochberg over the candidates.  An indirect driver
+       (j -> k -> i) or a shared driver (k -> i, k -> j) leaves i no knowledge of j beyond
+       k's, and little partial correlation.
     6. ``link``: a candidate with ``partial_q <= alpha`` and ``partial_rho >= min_partial``.
 
     Parameters
@@ -224,8 +227,11 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, attrs) -> xr.Dataset:
         E_from=E_from, lags=lags.tolist(), **neighbor_attrs(search, False), series_dim=sdim,
         conditioning=("partial cross mapping: partial correlation of the target with its "
                       "estimate from the library's manifold given its estimates from the "
-                      "manifolds of the library's other candidate drivers (after Leng et al. "
-                      "2020), one-sided t-test"),
+                      "manifolds of the library's other screened drivers and their values, "
+                      "at the pair's lag and one step either side (after Leng et al. 2020), "
+                      "one-sided t-test"),
+        conditioning_set=("every other driver k of the library with p_value <= alpha "
+                          "(before Benjamini-Hochberg) and best_Tp <= 0"),
         fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
                     "over the candidates"),
         rule=RULE, meaning="link(library=i, target=j) True: j drives i directly",

@@ -2,6 +2,8 @@
 
     twin_walk(cls, order, offsets, u, r) -> states (n, m)
     phase_spectrum(amp, phase) -> spectra (n, K) complex
+    cross_estimates(w, idx, Y, libs, lags, cols) -> estimates (nl, nj, nlag, ncols)
+    partial_cross_rows(ys, est, vals, cond, js, s0) -> r (nj,), rank (nj,)
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_STRICT
 
 
 @njit(parallel=True, cache=True)
@@ -54,37 +57,100 @@ def twin_walk(cls, order, offsets, u, r):
     return out
 
 
-@njit(cache=True)
-def partial_corr(y, a, Z):
-    """Pearson correlation of ``y`` and ``a`` (n,) after removing their least-squares fits
-    on a constant and the rows of ``Z`` (m, n): both are projected off an orthonormal basis
-    of those columns, built by Gram-Schmidt with one re-orthogonalisation (a column left
-    with under 1e-10 of its norm adds nothing).  One thread: cheap for the small systems of
-    :func:`xedm.core.network.conditional_tests`, which call it once per candidate link."""
-    n = y.shape[0]
-    m = Z.shape[0]
-    Q = np.empty((m + 1, n))
-    Q[0, :] = 1.0 / np.sqrt(n)
-    r = 1
-    v = np.empty(n)
-    for c in range(m):
-        v[:] = Z[c]
-        norm0 = np.sqrt(np.sum(v * v))
-        for _ in range(2):
-            for b in range(r):
-                v -= np.sum(Q[b] * v) * Q[b]
-        norm = np.sqrt(np.sum(v * v))
-        if norm > 1e-10 * norm0 and norm > 0:
-            Q[r, :] = v / norm
-            r += 1
-    ry = y.copy()
-    ra = a.copy()
-    for _ in range(2):
-        for b in range(r):
-            ry -= np.sum(Q[b] * ry) * Q[b]
-            ra -= np.sum(Q[b] * ra) * Q[b]
-    sy = np.sqrt(np.sum(ry * ry))
-    sa = np.sqrt(np.sum(ra * ra))
-    if not (sy > 0 and sa > 0):
-        return np.nan
-    return np.sum(ry * ra) / (sy * sa)
+@njit(parallel=True, cache=True)
+def cross_estimates(w, idx, Y, libs, lags, cols):
+    """Simplex cross-map estimates ``out[a, j, b, c] = sum_k w[libs[a], cols[c], k] *
+    Y[j, idx[libs[a], cols[c], k] + lags[b]]`` (len(libs), len(Y), len(lags), len(cols)):
+    every target of ``Y`` at every lag from each library's neighbour table (``w``, ``idx``
+    (N, P, k): normalised weights, library times), at the prediction rows ``cols``; the
+    caller keeps every ``idx + lag`` inside Y.  Parallel over (library, target)."""
+    nl = libs.shape[0]
+    nj = Y.shape[0]
+    nb = lags.shape[0]
+    nc = cols.shape[0]
+    K = w.shape[2]
+    out = np.empty((nl, nj, nb, nc))
+    for task in prange(nl * nj):
+        a = task // nj
+        j = task % nj
+        lib = libs[a]
+        for b in range(nb):
+            lag = lags[b]
+            for c in range(nc):
+                p = cols[c]
+                s = 0.0
+                for k in range(K):
+                    s += w[lib, p, k] * Y[j, idx[lib, p, k] + lag]
+                out[a, j, b, c] = s
+    return out
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _partial_from_rows(MT, R):
+    """Partial correlation of columns 0 and 1 of ``MT[:, :R]`` (centred unit columns) given
+    columns 2..R-1, and the rank of those: the Gram matrix (accumulated one time step at a
+    time, a contiguous inner loop), then Gaussian elimination of the conditioning columns in
+    order (one whose remaining variance is under 1e-10 of its own depends on the earlier ones
+    and is skipped); what remains of columns 0 and 1 is their residual covariance."""
+    n = MT.shape[0]
+    G = np.zeros((R, R))
+    for t in range(n):
+        for a in range(R):
+            v = MT[t, a]
+            for b in range(a, R):
+                G[a, b] += v * MT[t, b]
+    for a in range(R):
+        for b in range(a):
+            G[a, b] = G[b, a]
+    rank = 0
+    for c in range(2, R):
+        d = G[c, c]
+        if not d > 1e-10:  # unit rows: a row's own variance is 1 (0 if constant)
+            continue
+        rank += 1
+        for a in range(R):
+            if a == c or (a > 1 and a < c):
+                continue
+            f = G[a, c] / d
+            if f == 0.0:
+                continue
+            for b in range(R):
+                if b > 1 and b < c:
+                    continue
+                G[a, b] -= f * G[c, b]
+    if not (G[0, 0] > 1e-12 and G[1, 1] > 1e-12):
+        return np.nan, rank
+    return G[0, 1] / np.sqrt(G[0, 0] * G[1, 1]), rank
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def partial_cross_rows(ys, est, vals, cond, js, s0):
+    """Partial correlations of one library row of :func:`xedm.core.network.conditional_tests`
+    at one lag, every candidate driver in parallel.
+
+    ``ys`` (nj, n): each candidate j's target values; ``est`` (1 + nc, nj, S, n): the
+    estimates of each j at each shift from the library's manifold (first) and from each
+    conditioning series' (``cond`` (nc,) their ids); ``vals`` (nc, S, n): the conditioning
+    series' own values; every row centred and of unit norm.  For candidate c: rows 0 and 1
+    are ``ys[c]`` and ``est[0, c, s0]``, the conditioning rows ``est[1 + q, c, :]`` and
+    ``vals[q, :]`` for every q with ``cond[q] != js[c]``.  Returns r (nj,) and the rank of
+    the conditioning rows (nj,)."""
+    nj, n = ys.shape
+    nc = cond.shape[0]
+    S = vals.shape[1]
+    r = np.empty(nj)
+    rank = np.empty(nj, np.int64)
+    for c in prange(nj):
+        MT = np.empty((n, 2 + 2 * S * nc))
+        MT[:, 0] = ys[c]
+        MT[:, 1] = est[0, c, s0]
+        R = 2
+        for q in range(nc):
+            if cond[q] == js[c]:
+                continue
+            for s in range(S):
+                MT[:, R] = est[1 + q, c, s]
+                MT[:, R + 1] = vals[q, s]
+                R += 2
+        r[c], rank[c] = _partial_from_rows(MT, R)
+    return r, rank
