@@ -10,8 +10,8 @@ one case, then a second identical call (warm: what the kernels cost without comp
 1. **cold**: CuPy's kernel cache (``CUPY_CACHE_DIR``) and xedm's numba cache
    (``XEDM_CACHE_DIR``) are new, empty directories, one pair per case: everything the call
    needs is compiled in it;
-2. **warm-up**: one process runs ``xedm.warmup(backend, E_max=10)`` into a new pair of cache
-   directories (timed; its list of compiled variants kept);
+2. **warm-up**: one process runs ``xedm.warmup(backend, E_max=10, functions=<the cases>)``
+   into a new pair of cache directories (timed; its list of compiled variants kept);
 3. **after warm-up**: each case again in a fresh process, on the warm-up's caches.
 
 Cases (the issue's cold-start list): simplex (L = 20,000, E = 5, the sorted kNN path),
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -76,7 +77,7 @@ WARM = r"""
 import json, sys, time
 import xedm
 t = time.perf_counter()
-info = xedm.warmup(sys.argv[1], E_max=10)
+info = xedm.warmup(sys.argv[1], E_max=10, functions=sys.argv[2].split(","))
 info["wall_s"] = round(time.perf_counter() - t, 3)
 print("RESULT " + json.dumps(info))
 """
@@ -128,7 +129,8 @@ def main(argv=None) -> int:
             name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
             doc["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
             doc["cupy"] = cupy.__version__
-            card = doc["gpu"].split()[1].lower()
+            found = re.search(r"[HABLV]\d{2,3}", doc["gpu"])
+            card = found.group(0).lower() if found else "gpu"
         except Exception as err:  # noqa: BLE001
             print(f"no GPU: {err}; use --backend cpu", file=sys.stderr)
             return 2
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
                                  fresh(tmp, f"cold-{c}"), args.timeout)
             print(f"cold {c}: {doc['cold'][c]}", flush=True)
         warm = fresh(tmp, "warm")
-        info = run(WARM, [args.backend], warm, max(args.timeout, 600))
+        info = run(WARM, [args.backend, ",".join(cases)], warm, max(args.timeout, 600))
         doc["warmup"] = info
         print(f"warm-up: {info.get('wall_s')} s, {len(info.get('variants', []))} variants, "
               f"errors: {info.get('errors') or info.get('error')}", flush=True)

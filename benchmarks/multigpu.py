@@ -288,7 +288,10 @@ def main(argv=None) -> int:
     ks = want if args.cpu_test else [k for k in want if k <= n_dev]
     skipped = [k for k in want if k not in ks]
     args.zarr_gpus = max(ks)
-    card = "cpu_test" if args.cpu_test else (device_name(0) or "gpu").split()[1].lower()
+    import re
+
+    found = re.search(r"[HABLV]\d{2,3}", device_name(0) or "") if not args.cpu_test else None
+    card = "cpu_test" if args.cpu_test else (found.group(0).lower() if found else "gpu")
     out = Path(args.out) if args.out else HERE / "results" / (
         f"multigpu_{card}x{max(ks)}.json" if not args.cpu_test else "multigpu_cpu_test.json")
     say(f"xedm {xedm.__version__} from {Path(xedm.__file__).parent}; {n_dev} GPU(s) "

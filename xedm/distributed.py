@@ -213,8 +213,8 @@ def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worke
     threads_per_worker : int, default 1
         Dask threads per worker (tasks that share a GPU).
     dask_cuda : bool, optional
-        True: dask-cuda or an ImportError; False: never dask-cuda; None: dask-cuda if it
-        imports.
+        True: dask-cuda or its error; False: never dask-cuda; None: dask-cuda if it imports
+        and starts (else the plain cluster, with a RuntimeWarning when it failed to start).
     **kwargs
         Passed to ``LocalCUDACluster`` (or, for the plain cluster, ``memory_limit``).
 
@@ -250,10 +250,17 @@ def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worke
                 raise
         else:
             kwargs.setdefault("dashboard_address", None)
-            cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(devs),
-                                       n_workers=len(devs),
-                                       threads_per_worker=threads_per_worker, **kwargs)
-            kind = "dask-cuda"
+            try:
+                cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(devs),
+                                           n_workers=len(devs),
+                                           threads_per_worker=threads_per_worker, **kwargs)
+                kind = "dask-cuda"
+            except Exception as err:  # noqa: BLE001  (e.g. its CUDA or NVML setup failed)
+                if dask_cuda:
+                    raise
+                warnings.warn(f"gpu_cluster: dask-cuda's LocalCUDACluster failed ({err}); "
+                              "starting one plain worker per GPU instead", RuntimeWarning,
+                              stacklevel=2)
     if cluster is None:
         from distributed import Scheduler, SpecCluster
 
