@@ -13,7 +13,8 @@ from xedm.kernels import gpu_available
 
 
 def test_cpu_warmup_runs_the_functions():
-    info = xedm.warmup("cpu", E_max=2, functions=("simplex", "ivf"))  # ivf: GPU only
+    info = xedm.warmup("cpu", E_max=2, functions=("simplex", "ivf"),  # ivf: GPU only
+                       lengths=[300])
     assert info["backend"] == "cpu" and "errors" not in info
     assert set(info["seconds"]) == {"simplex"} and info["variants"] == []
     assert info["cache_dir"]
@@ -29,7 +30,7 @@ def test_gpu_warmup_without_a_gpu_is_a_clear_error(capsys):
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"backend": "tpu"}, "backend"), ({"functions": ["simplex", "nope"]}, "nope"),
-    ({"E_max": 0}, "E_max"), ({"E": [0, 2]}, "E must"),
+    ({"E_max": 0}, "E_max"), ({"E": [0, 2]}, "E must"), ({"lengths": [10]}, "lengths"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -49,5 +50,5 @@ def test_variants_are_read_from_the_gpu_modules_caches(monkeypatch):
 
 def test_cli_warmup_cpu(capsys):
     assert main(["warmup", "--backend", "cpu", "--E-max", "2", "--functions", "simplex",
-                 "-q"]) == 0
+                 "--lengths", "300", "-q"]) == 0
     assert "warmup cpu:" in capsys.readouterr().out

@@ -26,8 +26,11 @@ import numpy as np
 __all__ = ["warmup"]
 
 FUNCTIONS = ("simplex", "embed_dimension", "smap", "ccm", "xmap", "ivf")
-#: series lengths: one below the sorted kNN kernel's threshold (4,096 rows), one above
+#: series lengths: on the GPU one below the sorted kNN kernel's threshold (4,096 rows) and
+#: one above; on the CPU one under brute force and one on the kd-tree path of
+#: ``neighbors="auto"`` (prediction x library x E > 2**29, xedm.neighbors.auto)
 GPU_LENGTHS = (600, 4800)
+CPU_LENGTHS = (300, 8000)
 
 
 def _series(n: int, T: int) -> np.ndarray:
@@ -62,7 +65,7 @@ def _cache_dir(backend: str) -> str:
 
 
 def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = None,
-           tau: int = 1, functions=FUNCTIONS, progress: bool = False) -> dict:
+           tau: int = 1, functions=FUNCTIONS, lengths=None, progress: bool = False) -> dict:
     """Compile the kernels a session will use on small inputs (a cold start paid once).
 
     On the GPU every variant is compiled for the given parameters: simplex, S-map, CCM and
@@ -73,8 +76,10 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     once per machine (or per image build), e.g. ``xedm warmup --backend gpu``.  A variant a
     session uses that the warm-up did not compile (another ``knn``, ``tau`` or ``E_max``, or
     an xmap whose targets use a set of E other than one E or all of 1..E_max) is compiled on
-    first use, as without the warm-up.  On the CPU the numba kernels (not specialised by E)
-    are compiled and cached once, at one E and one small length.
+    first use, as without the warm-up.  On the CPU the numba kernels (specialised by types,
+    not by E) are compiled and cached once, at the smallest and largest E (E = 1 takes its
+    own sorting path) and at two lengths (brute force; the kd-tree path of
+    ``neighbors="auto"``).
 
     Parameters
     ----------
@@ -89,6 +94,9 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     functions : sequence of str
         Any of ``"simplex"``, ``"embed_dimension"``, ``"smap"``, ``"ccm"``, ``"xmap"``,
         ``"ivf"`` (GPU only; skipped on the CPU).
+    lengths : sequence of int, optional
+        Series lengths to run at (default ``GPU_LENGTHS`` or ``CPU_LENGTHS``: both kNN
+        paths).
     progress : bool, default False
         Print each step.
 
@@ -101,7 +109,7 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     Examples
     --------
     >>> import xedm
-    >>> info = xedm.warmup("cpu", E_max=2, functions=["simplex"])
+    >>> info = xedm.warmup("cpu", E_max=2, functions=["simplex"], lengths=[300])
     >>> sorted(info["seconds"]), info["backend"]
     (['simplex'], 'cpu')
     """
@@ -121,9 +129,13 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     Es = list(range(1, E_max + 1)) if E is None else sorted({int(e) for e in np.atleast_1d(E)})
     if any(e < 1 for e in Es):
         raise ValueError(f"E must be >= 1, got {Es}")
-    if not gpu:  # numba compiles per argument types, not per E or size
-        Es = Es[-1:]
-    lengths = GPU_LENGTHS if gpu else (300,)
+    if not gpu:  # numba compiles per argument types, not per E: E = 1 and the largest
+        Es = sorted({Es[0], Es[-1]})
+    if lengths is None:
+        lengths = GPU_LENGTHS if gpu else CPU_LENGTHS
+    lengths = [int(T) for T in lengths]
+    if any(T < 50 for T in lengths):
+        raise ValueError(f"lengths must be >= 50 time points each, got {lengths}")
     fn = {name: api.method(name).function() for name in
           ("simplex", "embed_dimension", "smap", "ccm", "xmap")}
     kw = {"backend": backend}

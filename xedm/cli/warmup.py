@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
     w.add_argument("--functions", default=None,
                    help="comma list among simplex, embed_dimension, smap, ccm, xmap, ivf "
                    "(default all)")
+    w.add_argument("--lengths", type=int_list, default=None,
+                   help="series lengths to run at (default: both kNN paths of the backend)")
     w.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     w.set_defaults(func=command)
 
@@ -37,8 +39,9 @@ def command(args) -> int:
     functions = FUNCTIONS if args.functions is None else [
         f.strip() for f in args.functions.split(",") if f.strip()]
     try:
+        lengths = [args.lengths] if isinstance(args.lengths, int) else args.lengths
         info = warmup(args.backend, E_max=args.E_max, E=args.E, functions=functions,
-                      progress=not args.quiet)
+                      lengths=lengths, progress=not args.quiet)
     except ValueError as err:
         raise CLIError(str(err)) from None
     if info["variants"]:
