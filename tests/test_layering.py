@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "xedm.widgets",
         "xedm.plot",
         "xedm.compat",
+        "xedm.precompile",  # warmup: runs the public functions once (kernel caches)
     ),
     # the xarray layer: inputs, parameter checks, result Datasets, dask through apply_ufunc
     ("xedm.labeled",),

@@ -124,6 +124,7 @@ METHODS: tuple[Method, ...] = (
                                                     "measures": ["degree", "transitivity"]}))),
     Method("set_options", "xedm.options", accessor=False),
     Method("get_option", "xedm.options", accessor=False),
+    Method("warmup", "xedm.precompile", accessor=False),
 )
 
 _BY_NAME = {m.name: m for m in METHODS}

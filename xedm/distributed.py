@@ -21,27 +21,43 @@ recomputed by Dask.
 
 Block sizes (:func:`block_sizes`): the library block is the chunk of the input along the
 series dim (choose it with ``.chunk({dim: n})``); the target block is as many targets as
-fit in a quarter of a worker's memory (all of them up to very large maps), because a
+fit in a quarter of a worker's memory (of its GPU's with ``backend="gpu"``, asked of the
+workers when the blocks are laid out; all targets up to very large maps), because a
 library's table is built once per target block: the fewer target blocks, the less the
 tables are rebuilt.  See ``docs/scaling.md`` for the rule and the measured throughput.
+
+GPU workers (:func:`gpu_cluster`): one worker process per GPU, each seeing only its own
+device (``CUDA_VISIBLE_DEVICES``), through dask-cuda's ``LocalCUDACluster`` when it is
+installed, else a plain ``distributed`` cluster that sets the variable per worker.  Any
+cluster whose workers each see one GPU works the same way (dask-jobqueue with one GPU per
+job, ``dask cuda worker`` on each node).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
+import sys
 import warnings
 
 import numpy as np
 
 from .memory import MEMORY_SHARE  # share of a worker's memory one block may use
 
-__all__ = ["block_sizes", "xmap_blocks"]
+__all__ = ["block_sizes", "device_memory", "gpu_cluster", "xmap_blocks"]
 
 #: blocks per worker thread at least, for load balance (the E stage is a barrier before the
 #: blocks, so uneven chunks leave a worker idle) and cheap recovery from a lost worker;
 #: 8 rather than 4 measured 1.76-1.81x rather than 1.72x with 2 workers (docs/scaling.md)
 BLOCKS_PER_THREAD = 8
+#: library blocks per GPU worker: fewer and larger than on CPU threads, since every task
+#: pays host-side work on its targets (their columns, scaled, copied to the device) that
+#: does not shrink with the block, and one block of a few thousand libraries x all targets
+#: keeps a GPU busy for seconds
+BLOCKS_PER_GPU = 2
+#: device memory assumed for a GPU worker when neither the workers nor this process answer
+DEFAULT_GPU_MEMORY = 16 * 2**30
 
 
 def _bytes_per_target(T: int) -> int:
@@ -57,7 +73,7 @@ def _bytes_per_library(T: int, n_E: int, depth: int) -> int:
 
 def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None = None,
                 n_Tp: int = 1, memory: float | None = None, workers: int = 1,
-                threads_per_worker: int = 1) -> tuple[int, int]:
+                threads_per_worker: int = 1, backend: str | None = None) -> tuple[int, int]:
     """The (library block, target block) of a distributed :func:`xedm.xmap`: the rule.
 
     With ``M = MEMORY_SHARE * memory`` bytes per block (a quarter of one worker's memory;
@@ -80,9 +96,12 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
     E_max, knn, n_Tp : int
         Largest E in use, neighbours (default E_max + 1), number of horizons.
     memory : float, optional
-        Bytes of memory of one worker (default: this machine's memory / workers).
+        Bytes of memory of one worker (default: this machine's memory / workers; with
+        ``backend="gpu"``, :func:`device_memory`: the free memory of the workers' GPUs).
     workers, threads_per_worker : int
-        The cluster's worker processes and threads per worker.
+        The cluster's worker processes (GPUs) and threads per worker.
+    backend : str, optional
+        ``"gpu"``: GPU workers (device memory, ``BLOCKS_PER_GPU``); anything else: CPU.
 
     Returns
     -------
@@ -96,10 +115,15 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
     (25, 400)
     >>> block_sizes(100_000, 10_000, E_max=10, memory=64e9, workers=64)[1]  # target block
     33333
+    >>> block_sizes(20_000, 1450, memory=80e9, workers=4, backend="gpu")  # 4 GPUs of 80 GB
+    (2500, 20000)
     """
     N, T = int(n_series), int(n_time)
     if N < 1 or T < 1:
         raise ValueError(f"n_series and n_time must be >= 1, got {N} and {T}")
+    gpu = backend == "gpu"
+    if memory is None and gpu:
+        memory = device_memory() or DEFAULT_GPU_MEMORY
     if memory is None:
         from .memory import total_memory
 
@@ -109,8 +133,146 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
     depth = (E_max + 1 if knn is None else knn) + 1
     per_lib = _bytes_per_library(T, E_max, depth) + 8 * b_T * n_Tp
     fit = int(max(1, share / 2 // per_lib))
-    balance = math.ceil(N / (BLOCKS_PER_THREAD * max(1, workers) * max(1, threads_per_worker)))
+    per_worker = BLOCKS_PER_GPU if gpu else BLOCKS_PER_THREAD * max(1, threads_per_worker)
+    balance = math.ceil(N / (per_worker * max(1, workers)))
     return int(max(1, min(fit, balance))), b_T
+
+
+# ----------------------------------------------------------------------------- GPU workers
+def _current_client():
+    """The active ``distributed.Client``, if distributed is imported and one is active."""
+    dist = sys.modules.get("distributed")
+    if dist is None:
+        return None
+    try:
+        return dist.get_client()
+    except (ValueError, AttributeError):
+        return None
+
+
+def device_memory(client=None) -> int | None:
+    """Free GPU memory in bytes of the smallest worker GPU, asked of ``client``'s workers
+    (default: the active ``distributed.Client``, if any), else of this process's GPU; None
+    when nobody has one.
+
+    Examples
+    --------
+    >>> from xedm.distributed import device_memory
+    >>> device_memory() is None or device_memory() > 0
+    True
+    """
+    from .kernels.device import memory_info
+
+    client = client if client is not None else _current_client()
+    if client is not None:
+        try:
+            answers = client.run(memory_info)
+        except Exception:  # noqa: BLE001  (workers without xedm or without CuPy: no answer)
+            answers = {}
+        free = [a[0] for a in answers.values() if a]
+        if free:
+            return int(min(free))
+    here = memory_info()
+    return None if here is None else here[0]
+
+
+def _visible_devices() -> list[str]:
+    """The devices this process may hand out: CUDA_VISIBLE_DEVICES, else 0..count-1."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None and env.strip():
+        return [d.strip() for d in env.split(",") if d.strip()]
+    from .kernels.device import device_count
+
+    return [str(i) for i in range(device_count())]
+
+
+def _worker_specs(devs, threads_per_worker, memory_limit) -> dict:
+    """SpecCluster workers: one Nanny process per device, seeing only that device."""
+    from distributed import Nanny
+
+    return {f"gpu-{d}": {"cls": Nanny, "options": {
+        "nthreads": threads_per_worker, "memory_limit": memory_limit,
+        "env": {"CUDA_VISIBLE_DEVICES": d}}} for d in devs}
+
+
+def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worker: int = 1,
+                dask_cuda: bool | None = None, **kwargs):
+    """A local Dask cluster of one worker process per GPU, each seeing only its own GPU.
+
+    dask-cuda's ``LocalCUDACluster`` when it imports (``pip install "xedm[gpu-cluster]"``),
+    else a plain ``distributed.SpecCluster`` of ``Nanny`` workers, worker i started with
+    ``CUDA_VISIBLE_DEVICES=devices[i]``: either way a task's CuPy arrays land on its
+    worker's GPU (device 0 of that process).  Run the map with ``backend="gpu"``.
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        GPUs to use (default: all of ``devices``).
+    devices : sequence of int or str, optional
+        Device ids (default: ``CUDA_VISIBLE_DEVICES``, else every device CuPy sees).
+    threads_per_worker : int, default 1
+        Dask threads per worker (tasks that share a GPU).
+    dask_cuda : bool, optional
+        True: dask-cuda or its error; False: never dask-cuda; None: dask-cuda if it imports
+        and starts (else the plain cluster, with a RuntimeWarning when it failed to start).
+    **kwargs
+        Passed to ``LocalCUDACluster`` (or, for the plain cluster, ``memory_limit``).
+
+    Returns
+    -------
+    distributed.deploy.Cluster
+        With ``cluster.xedm_devices`` (the device of each worker) and ``cluster.xedm_kind``
+        (``"dask-cuda"`` or ``"distributed"``).
+
+    Examples
+    --------
+    >>> from dask.distributed import Client
+    >>> from xedm.distributed import gpu_cluster
+    >>> cluster = gpu_cluster(4)              # doctest: +SKIP
+    >>> client = Client(cluster)              # doctest: +SKIP
+    >>> cmap = data.chunk({"neuron": 2500}).edm.xmap(backend="gpu")  # doctest: +SKIP
+    """
+    devs = [str(d) for d in (devices if devices is not None else _visible_devices())]
+    if n_workers is not None:
+        if n_workers > len(devs):
+            raise ValueError(f"n_workers={n_workers} but only {len(devs)} GPU(s) visible "
+                             f"({devs}); use n_workers <= {len(devs)}")
+        devs = devs[:n_workers]
+    if not devs:
+        raise ValueError("gpu_cluster found no GPU: pass devices=[...] or set "
+                         "CUDA_VISIBLE_DEVICES")
+    cluster = None
+    if dask_cuda is not False:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except Exception:  # noqa: BLE001  (not installed, or not importable with this dask)
+            if dask_cuda:
+                raise
+        else:
+            kwargs.setdefault("dashboard_address", None)
+            try:
+                cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(devs),
+                                           n_workers=len(devs),
+                                           threads_per_worker=threads_per_worker, **kwargs)
+                kind = "dask-cuda"
+            except Exception as err:  # noqa: BLE001  (e.g. its CUDA or NVML setup failed)
+                if dask_cuda:
+                    raise
+                warnings.warn(f"gpu_cluster: dask-cuda's LocalCUDACluster failed ({err}); "
+                              "starting one plain worker per GPU instead", RuntimeWarning,
+                              stacklevel=2)
+    if cluster is None:
+        from distributed import Scheduler, SpecCluster
+
+        cluster = SpecCluster(workers=_worker_specs(devs, threads_per_worker,
+                                                    kwargs.get("memory_limit", "auto")),
+                              scheduler={"cls": Scheduler,
+                                         "options": {"dashboard_address": None}},
+                              silence_logs=40)
+        kind = "distributed"
+    cluster.xedm_devices = devs
+    cluster.xedm_kind = kind
+    return cluster
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -188,7 +350,8 @@ def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", rec
 
         target_block = get_option("xmap_target_block")
     if target_block is None:
-        target_block = block_sizes(N, T, E_max=E_top, knn=knn, n_Tp=len(Tps))[1]
+        target_block = block_sizes(N, T, E_max=E_top, knn=knn, n_Tp=len(Tps),
+                                   backend=backend)[1]
     target_block = int(max(1, min(N, target_block)))
     XT = X.rechunk({0: target_block})
     ET = (da.from_array(E_d, chunks=target_block) if isinstance(E_d, np.ndarray) else

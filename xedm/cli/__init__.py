@@ -1,4 +1,5 @@
-"""The ``xedm`` command: ``xedm demo``, ``xedm simplex|smap|embed-dimension|ccm|xmap|rqa FILE``.
+"""The ``xedm`` command: ``xedm demo``, ``xedm simplex|smap|embed-dimension|ccm|xmap|rqa FILE``,
+``xedm warmup``.
 
 ``xedm demo`` runs the main EDM workflow on built-in data (coupled logistic maps), prints a
 labeled summary and writes a PNG.  The other commands read a NetCDF file, Zarr store or CSV
@@ -28,7 +29,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from . import ccm, demo, edm, rqa, xmap
+from . import ccm, demo, edm, rqa, warmup, xmap
 from ._common import CLIError, check_apart, check_output, one_line
 
 __all__ = ["main"]
@@ -58,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"xedm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (demo, edm, ccm, xmap, rqa):
+    for command in (demo, edm, ccm, xmap, rqa, warmup):
         command.add_parser(sub)
     return p
 

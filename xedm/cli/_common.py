@@ -425,12 +425,13 @@ def scheduler(address: str | None, workers: int | None, backend: str | None = No
             cluster = None
         else:
             cluster = None
-            if backend == "gpu":
-                with contextlib.suppress(ImportError):
-                    from dask_cuda import LocalCUDACluster
+            if backend == "gpu":  # one worker per GPU (dask-cuda, else CUDA_VISIBLE_DEVICES)
+                from ..distributed import gpu_cluster
 
-                    cluster = LocalCUDACluster(n_workers=workers, threads_per_worker=1,
-                                               dashboard_address=None)
+                try:
+                    cluster = gpu_cluster(workers)
+                except ValueError as err:
+                    raise CLIError(f"--workers {workers} --backend gpu: {err}") from None
             if cluster is None:
                 cluster = distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True,
@@ -472,7 +473,7 @@ def add_batch(sp, what: str) -> None:
                     "Dask's threads)")
     sp.add_argument("--workers", type=int_at_least(1), default=None,
                     help="start a local Dask cluster of this many worker processes, one "
-                    "thread each (one GPU each with --backend gpu and dask-cuda)")
+                    "thread each (one GPU each with --backend gpu)")
     sp.add_argument("--block", type=int_at_least(1), default=None,
                     help=f"{what} per block of a .zarr batch job (default: the block rule "
                     "of docs/scaling.md)")

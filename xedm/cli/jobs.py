@@ -30,9 +30,10 @@ temporary name and renamed too.
 The scheduler is Dask's: ``--scheduler ADDRESS`` connects a ``distributed.Client`` to a
 running cluster (dask-jobqueue, dask-kubernetes, Coiled, ``dask scheduler``),
 ``--workers N`` starts a ``LocalCluster`` of N worker processes with one thread each
-(``NUMBA_NUM_THREADS=1`` in each; with ``--backend gpu`` dask-cuda's ``LocalCUDACluster``
-when installed: one GPU per worker), ``--scheduler threads|processes|synchronous`` picks one
-of Dask's local schedulers, and neither uses Dask's default (threads).
+(``NUMBA_NUM_THREADS=1`` in each; with ``--backend gpu`` one worker per GPU,
+:func:`xedm.distributed.gpu_cluster`: dask-cuda's ``LocalCUDACluster`` when installed),
+``--scheduler threads|processes|synchronous`` picks one of Dask's local schedulers, and
+neither uses Dask's default (threads).
 """
 
 from __future__ import annotations

@@ -155,7 +155,8 @@ def _batch(args, xmap, da, tdim: str) -> int:
         if blocks is None:
             lib, tgt = block_sizes(N, T, E_max=args.E or E_max,
                                    n_Tp=len(np.atleast_1d(args.Tp or 0)),
-                                   workers=workers(client, args))
+                                   workers=workers(client, args),
+                                   backend="gpu" if args.backend == "gpu" else None)
             blocks = {"library": args.block or lib, "target": tgt}
         lazy = da.chunk({args.dim: blocks["library"], tdim: -1})
         E = args.E

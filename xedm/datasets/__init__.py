@@ -25,11 +25,14 @@ count); larger requests are a ValueError naming ``n``, not an attempt to allocat
                                   ``adjacency`` / ``coupling`` ``(driver, driven)``
 :func:`ar1`                       DataArray ``(series, time)``: independent AR(1), the null
                                   case of significance tests
+:func:`whole_brain`               Dataset: ``x`` ``(series, time)`` mixed sparsely from
+                                  coupled Lorenz-63 sources (scaling runs; 100,000 series)
 ================================  =====================================================
 """
 
 from __future__ import annotations
 
+from .brain import whole_brain
 from .flows import lorenz63, lorenz96, rossler
 from .maps import coupled_logistic, henon, logistic_map, tent_map
 from .network import many_series
@@ -45,4 +48,5 @@ __all__ = [
     "many_series",
     "rossler",
     "tent_map",
+    "whole_brain",
 ]

@@ -1,0 +1,60 @@
+"""The multi-GPU layout of the distributed xmap, run on CPU: block sizes from device memory,
+one worker process per GPU each seeing only its own device (xedm.distributed.gpu_cluster's
+plain-distributed path), and the blocked map on it equal to the in-memory one."""
+
+import numpy as np
+import pytest
+
+import xedm
+from xedm import distributed as xd
+
+dask = pytest.importorskip("dask")
+
+
+def test_gpu_block_sizes():
+    # 4 GPUs of 80 GB at the whole-brain length: every target in one block, 2 blocks per GPU
+    assert xd.block_sizes(20_000, 1450, memory=80e9, workers=4, backend="gpu") == (2500, 20000)
+    assert xd.block_sizes(20_000, 1450, memory=80e9, workers=4) == (625, 20000)  # CPU rule
+    # a small device: the target block is what fits in half of a quarter of its memory
+    lib, tgt = xd.block_sizes(20_000, 1450, memory=1e9, workers=1, backend="gpu")
+    assert tgt == int(0.125e9 // (24 * 1450))
+    assert lib * (16 * 10 * 1450 * 12 + 8 * 1450 + 8 * tgt) <= 0.125e9
+    # no GPU anywhere (this machine): the default device memory, not the host's
+    if xd.device_memory() is None:
+        assert xd.block_sizes(20_000, 1450, workers=4, backend="gpu") == xd.block_sizes(
+            20_000, 1450, workers=4, backend="gpu", memory=xd.DEFAULT_GPU_MEMORY)
+
+
+def test_gpu_cluster_without_devices_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    if xd._visible_devices():
+        pytest.skip("a GPU is visible")
+    with pytest.raises(ValueError, match="no GPU"):
+        xd.gpu_cluster(dask_cuda=False)
+    with pytest.raises(ValueError, match="n_workers=3"):
+        xd.gpu_cluster(3, devices=[0, 1], dask_cuda=False)
+
+
+def test_one_device_per_worker():
+    """The plain cluster's workers: one process per device, each seeing only its own."""
+    pytest.importorskip("distributed")
+    specs = xd._worker_specs(["3", "5"], 1, "auto")
+    assert [w["options"]["env"] for w in specs.values()] == [
+        {"CUDA_VISIBLE_DEVICES": "3"}, {"CUDA_VISIBLE_DEVICES": "5"}]
+    assert all(w["cls"].__name__ == "Nanny" and w["options"]["nthreads"] == 1
+               for w in specs.values())
+
+
+def test_gpu_blocks_equal_in_memory():
+    """The map laid out for 2 GPU workers (2 library blocks each, every target in one block),
+    run on CPU kernels by Dask's threads, equals the in-memory map."""
+    x = xedm.datasets.whole_brain(12, 150, n_sources=4, seed=2).x
+    ref = x.edm.xmap(E_max=4, backend="cpu", progress=False)
+    lib, tgt = xd.block_sizes(12, 150, E_max=4, memory=1e9, workers=2, backend="gpu")
+    assert (lib, tgt) == (3, 12)
+    with xedm.set_options(xmap_target_block=tgt):
+        out = x.chunk({"series": lib}).edm.xmap(E_max=4, backend="cpu", progress=False)
+    assert out.rho.data.numblocks[:2] == (4, 1)
+    got = out.compute(scheduler="threads")
+    np.testing.assert_allclose(got.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got.E.values, ref.E.values)

@@ -1,0 +1,54 @@
+"""xedm.warmup and ``xedm warmup``: the CPU path compiles and runs; the GPU path without a
+device is a clear error; the GPU variant listing reads the kernel modules' caches."""
+
+import sys
+import types
+
+import pytest
+
+import xedm
+from xedm import precompile as wu
+from xedm.cli import main
+from xedm.kernels import gpu_available
+
+
+def test_cpu_warmup_runs_the_functions():
+    info = xedm.warmup("cpu", E_max=2, functions=("simplex", "ivf"),  # ivf: GPU only
+                       lengths=[300])
+    assert info["backend"] == "cpu" and "errors" not in info
+    assert set(info["seconds"]) == {"simplex"} and info["variants"] == []
+    assert info["cache_dir"]
+
+
+@pytest.mark.skipif(gpu_available(), reason="a GPU is visible")
+def test_gpu_warmup_without_a_gpu_is_a_clear_error(capsys):
+    with pytest.raises(ValueError, match="needs CuPy and an NVIDIA GPU"):
+        xedm.warmup("gpu")
+    assert main(["warmup", "--backend", "gpu"]) == 2
+    assert "needs CuPy and an NVIDIA GPU" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"backend": "tpu"}, "backend"), ({"functions": ["simplex", "nope"]}, "nope"),
+    ({"E_max": 0}, "E_max"), ({"E": [0, 2]}, "E must"), ({"lengths": [10]}, "lengths"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        xedm.warmup(**{"backend": "cpu", **kwargs})
+
+
+def test_variants_are_read_from_the_gpu_modules_caches(monkeypatch):
+    fake = types.ModuleType("xedm.kernels.fake.gpu_fake")
+    fake._CACHE = {("scan", (1, 2), (2, 3), 1): object()}
+    fake._TSQR_CACHE = {(3, 3, 4): object()}
+    fake.OTHER = {"not": "a cache"}
+    monkeypatch.setitem(sys.modules, "xedm.kernels.fake.gpu_fake", fake)
+    got = [v for v in wu._variants() if v.startswith("fake.")]
+    assert got == ["fake.gpu_fake._CACHE: ('scan', (1, 2), (2, 3), 1)",
+                   "fake.gpu_fake._TSQR_CACHE: (3, 3, 4)"]
+
+
+def test_cli_warmup_cpu(capsys):
+    assert main(["warmup", "--backend", "cpu", "--E-max", "2", "--functions", "simplex",
+                 "--lengths", "300", "-q"]) == 0
+    assert "warmup cpu:" in capsys.readouterr().out
