@@ -12,13 +12,23 @@ collect_ignore_glob = [] if importlib.util.find_spec("cupy") else ["xedm/kernels
 # the numba caches its cells load (xedm's simplex kernels, pynndescent's import-time kernels):
 # run first, in a cold cache, its parallel cells each compiled them again.
 ONE_WORKER = ("tests/test_neighbors.py", "tests/test_exit.py")
+# ... and within it, these tests first: they compile pynndescent (minutes of CPU on a cold
+# cache) with few of xedm's kernels, which meanwhile the other worker compiles and caches for
+# the later tests here (simplex, S-map, CCM, xmap with every method)
+ONE_WORKER_FIRST = "tests/test_neighbors.py::test_approximate_honour_exclusions"
+
+
+def _one_worker_rank(item):
+    module = item.nodeid.split("::", 1)[0]
+    return (ONE_WORKER.index(module), not item.nodeid.startswith(ONE_WORKER_FIRST))
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The ONE_WORKER modules' tests in ONE_WORKER's order (the rest keep theirs)."""
+    """The ONE_WORKER modules' tests in ONE_WORKER's order, ONE_WORKER_FIRST's first (the
+    rest keep their order)."""
     rank = {m: i for i, m in enumerate(ONE_WORKER)}
     group = sorted((it for it in items if it.nodeid.split("::", 1)[0] in rank),
-                   key=lambda it: rank[it.nodeid.split("::", 1)[0]])  # stable: test order kept
+                   key=_one_worker_rank)  # stable: the test order kept otherwise
     if group:
         first = next(i for i, it in enumerate(items) if it.nodeid.split("::", 1)[0] in rank)
         rest = [it for it in items if it.nodeid.split("::", 1)[0] not in rank]
