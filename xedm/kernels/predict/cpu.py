@@ -130,67 +130,83 @@ def simplex_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl,
     use_prev = tau < rows
     R = tau + 1 if use_prev else 1
     for task in prange(B * nblk):
-        b = task // nblk
-        blk = task - b * nblk
-        table = debruijn_table()
-        acc = np.empty(CHUNK)
-        accE = np.empty((nE, CHUNK))
-        flag = np.empty(CHUNK, np.uint64)
-        bound = np.empty(nE)
-        thr = np.empty(nE)
-        # per E the sorted k nearest (squared distances) of the rows in the ring, laid out as
-        # the kNN tables (E, series, row, k) so that their helpers serve both kernels
-        Ld = np.empty((nE, 1, R, kmax))
-        Lq = np.empty((nE, 1, R, kmax), np.int64)
-        Lc = np.zeros((R, nE), np.int64)
-        Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
-        for pi in range(blk * rows, min(P, (blk + 1) * rows)):
-            if not _row_wanted(pred_ok, b, pi):
-                continue
-            p = pred_t[pi]
-            s = p % R
-            sp = (p - tau) % R
-            have_prev = use_prev and p >= tau and Lp[sp] == p - tau
-            Lp[s] = p
-            for ie in range(nE):
-                Lc[s, ie] = 0
-                bound[ie] = np.inf
-                k = k_list[ie]
-                if have_prev and Lc[sp, ie] == k and pred_ok[ie, b, pi]:
-                    bound[ie] = _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E_list[ie], k, tau,
-                                               excl, p, Lq, Ld, ie, 0, sp)
-                thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
-            for q0 in range(q_lo[b], q_hi[b], CHUNK):
-                n = min(CHUNK, q_hi[b] - q0)
-                _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag,
-                                 True)
-                for j in range(n):  # scalar: the set bits only
-                    m = flag[j]
-                    if m == 0:
-                        continue
-                    q = q0 + j
-                    if abs(q - p) <= excl:
-                        continue
-                    while m != 0:
-                        ie = lowest_bit(m, table)
-                        m &= m - np.uint64(1)
-                        d = accE[ie, j]
-                        if d <= thr[ie] and lib_ok[ie, b, q]:
-                            k = k_list[ie]
-                            c = _insert_at(Ld, Lq, ie, 0, s, Lc[s, ie], k, d, q, p)
-                            Lc[s, ie] = c
-                            if c == k:
-                                thr[ie] = min(Ld[ie, 0, s, k - 1], bound[ie])
-            for ie in range(nE):  # simplex weights as simplex_predict, on rooted distances
-                m = Lc[s, ie]
-                if m == 0 or not pred_ok[ie, b, pi]:
-                    continue
-                dmin = max(np.sqrt(Ld[ie, 0, s, 0]), D_MIN)
-                wsum = 0.0
-                a = 0.0
-                for j in range(m):
-                    w = np.exp(-np.sqrt(Ld[ie, 0, s, j]) / dmin)
-                    wsum += w
-                    a += w * y[b, Lq[ie, 0, s, j] + Tp]
-                pred[ie, b, pi] = a / wsum
+        # int64, not the loop's unsigned index or a literal: one signature, one compile
+        _sweep_block(np.int64(task), Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau,
+                     excl, q_lo, q_hi, y, Tp, np.int64(kmax), nblk, np.int64(rows), use_prev, R,
+                     pred)
     return pred
+
+
+@njit(cache=True, fastmath=FASTMATH_DIST)
+def _sweep_block(task, Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
+                 y, Tp, kmax, nblk, rows, use_prev, R, pred):
+    """Block ``task`` (series ``task // nblk``, rows ``rows`` of block ``task % nblk``) of
+    :func:`simplex_sweep`, written into ``pred``: a serial function, so that the parallel
+    loop stays small (numba's parallel compilation, once per process on a cold cache, is
+    then faster)."""
+    nE = lib_ok.shape[0]
+    P = pred_t.shape[0]
+    b = task // nblk
+    blk = task - b * nblk
+    table = debruijn_table()
+    acc = np.empty(CHUNK)
+    accE = np.empty((nE, CHUNK))
+    flag = np.empty(CHUNK, np.uint64)
+    bound = np.empty(nE)
+    thr = np.empty(nE)
+    # per E the sorted k nearest (squared distances) of the rows in the ring, laid out as
+    # the kNN tables (E, series, row, k) so that their helpers serve both kernels
+    Ld = np.empty((nE, 1, R, kmax))
+    Lq = np.empty((nE, 1, R, kmax), np.int64)
+    Lc = np.zeros((R, nE), np.int64)
+    Lp = np.full(R, -1, np.int64)  # the time row each ring slot holds
+    for pi in range(blk * rows, min(P, (blk + 1) * rows)):
+        if not _row_wanted(pred_ok, b, pi):
+            continue
+        p = pred_t[pi]
+        s = p % R
+        sp = (p - tau) % R
+        have_prev = use_prev and p >= tau and Lp[sp] == p - tau
+        Lp[s] = p
+        for ie in range(nE):
+            Lc[s, ie] = 0
+            bound[ie] = np.inf
+            k = k_list[ie]
+            if have_prev and Lc[sp, ie] == k and pred_ok[ie, b, pi]:
+                bound[ie] = _shifted_bound(Xpad, pad, lib_ok, q_hi, b, E_list[ie], k, tau,
+                                           excl, p, Lq, Ld, ie, 0, sp)
+            thr[ie] = bound[ie] if pred_ok[ie, b, pi] else -1.0
+        for q0 in range(q_lo[b], q_hi[b], CHUNK):
+            n = min(CHUNK, q_hi[b] - q0)
+            _chunk_distances(Xpad, pad, b, p, q0, n, tau, E_list, thr, acc, accE, flag,
+                             True)
+            for j in range(n):  # scalar: the set bits only
+                m = flag[j]
+                if m == 0:
+                    continue
+                q = q0 + j
+                if abs(q - p) <= excl:
+                    continue
+                while m != 0:
+                    ie = lowest_bit(m, table)
+                    m &= m - np.uint64(1)
+                    d = accE[ie, j]
+                    if d <= thr[ie] and lib_ok[ie, b, q]:
+                        k = k_list[ie]
+                        c = _insert_at(Ld, Lq, ie, 0, s, Lc[s, ie], k, d, q, p)
+                        Lc[s, ie] = c
+                        if c == k:
+                            thr[ie] = min(Ld[ie, 0, s, k - 1], bound[ie])
+        for ie in range(nE):  # simplex weights as simplex_predict, on rooted distances
+            m = Lc[s, ie]
+            if m == 0 or not pred_ok[ie, b, pi]:
+                continue
+            dmin = max(np.sqrt(Ld[ie, 0, s, 0]), D_MIN)
+            wsum = 0.0
+            a = 0.0
+            for j in range(m):
+                w = np.exp(-np.sqrt(Ld[ie, 0, s, j]) / dmin)
+                wsum += w
+                a += w * y[b, Lq[ie, 0, s, j] + Tp]
+            pred[ie, b, pi] = a / wsum
+

@@ -188,7 +188,23 @@ def gram_rows(Xpad, pad, pred_t, pred_ok, E, tau, thetas, excl, off, libq, At, y
               xexp, yexp, pred, coef, bad):
     """Normal-equation S-map of every wanted row (every library point a neighbour); fills
     ``pred``/``coef`` of the accepted problems and sets ``bad[b, pi]`` for rows with a
-    rejected problem (any theta).  Library arrays from :func:`library_products`."""
+    rejected problem (any theta).  Library arrays from :func:`library_products`.  The row's
+    work is :func:`_gram_row`, a serial function: the parallel loop stays small, which makes
+    numba's parallel compilation (run once per process on a cold cache) several times
+    faster."""
+    B = Xpad.shape[0]
+    P = pred_t.shape[0]
+    for task in prange(B * P):
+        # int64: the parallel loop's index is unsigned inside the gufunc, and a second
+        # signature would compile the row function twice
+        _gram_row(np.int64(task), Xpad, pad, pred_t, pred_ok, E, tau, thetas, excl, off, libq,
+                  At, yl, PmT, alpha, xexp, yexp, pred, coef, bad)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _gram_row(task, Xpad, pad, pred_t, pred_ok, E, tau, thetas, excl, off, libq, At, yl, PmT,
+              alpha, xexp, yexp, pred, coef, bad):
+    """Row ``task`` (series ``task // P``, prediction row ``task % P``) of :func:`gram_rows`."""
     B, C, _ = Xpad.shape
     P = pred_t.shape[0]
     nth = thetas.shape[0]
@@ -196,146 +212,145 @@ def gram_rows(Xpad, pad, pred_t, pred_ok, E, tau, thetas, excl, off, libq, At, y
     ntri = nc * (nc + 1) // 2
     npar = ntri + nc
     nridge = nc - 1 if alpha > 0.0 else 0
-    for task in prange(B * P):
-        b = task // P
-        pi = task - b * P
-        if not pred_ok[b, pi]:
-            continue
-        p = pred_t[pi]
-        j0 = off[b]
-        n = off[b + 1] - j0
-        xp = np.empty(nc)
-        xp[0] = 1.0
-        for c in range(C):
-            for e in range(E):
-                xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
-        # excluded library points: a range of the ascending times
-        lq = libq[j0:j0 + n]
-        ex0 = np.searchsorted(lq, p - excl)
-        ex1 = max(ex0, np.searchsorted(lq, p + excl, side="right"))
-        m = n - (ex1 - ex0)
-        if m == 0:
-            continue  # no neighbour: NaN, as the QR solver
-        if m + nridge < nc:
-            bad[b, pi] = True
-            continue
-        ds = np.zeros(n)
-        for c in range(1, nc):
-            xc = xp[c]
-            col = At[c, j0:j0 + n]
+    b = task // P
+    pi = task - b * P
+    if not pred_ok[b, pi]:
+        return
+    p = pred_t[pi]
+    j0 = off[b]
+    n = off[b + 1] - j0
+    xp = np.empty(nc)
+    xp[0] = 1.0
+    for c in range(C):
+        for e in range(E):
+            xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
+    # excluded library points: a range of the ascending times
+    lq = libq[j0:j0 + n]
+    ex0 = np.searchsorted(lq, p - excl)
+    ex1 = max(ex0, np.searchsorted(lq, p + excl, side="right"))
+    m = n - (ex1 - ex0)
+    if m == 0:
+        return  # no neighbour: NaN, as the QR solver
+    if m + nridge < nc:
+        bad[b, pi] = True
+        return
+    ds = np.zeros(n)
+    for c in range(1, nc):
+        xc = xp[c]
+        col = At[c, j0:j0 + n]
+        for j in range(n):
+            diff = xc - col[j]
+            ds[j] += diff * diff
+    for j in range(n):
+        ds[j] = np.sqrt(ds[j])
+    for j in range(ex0, ex1):
+        ds[j] = 0.0
+    dsum = 0.0
+    for j in range(n):
+        dsum += ds[j]
+    dmean = dsum / m
+    for j in range(ex0, ex1):
+        ds[j] = np.inf
+    dmin = np.inf
+    for j in range(n):
+        dmin = min(dmin, ds[j])
+    w2 = np.empty(n)
+    v = np.empty(n)
+    bits = np.empty(n, np.int64)
+    res = np.empty(n)
+    F = np.empty(npar)
+    G = np.empty((nc, nc))
+    R = np.empty((nc, nc))
+    sc = np.empty(nc)
+    g = np.empty(nc)
+    x = np.empty(nc)
+    u = np.empty(nc)
+    du = np.empty(nc)
+    for it in range(nth):
+        theta = thetas[it]
+        local = theta != 0.0 and dmean != 0.0
+        if local:
+            f = -2.0 * theta / dmean  # squared weights: exp(-2 theta (d - dmin) / mean d)
             for j in range(n):
-                diff = xc - col[j]
-                ds[j] += diff * diff
-        for j in range(n):
-            ds[j] = np.sqrt(ds[j])
-        for j in range(ex0, ex1):
-            ds[j] = 0.0
-        dsum = 0.0
-        for j in range(n):
-            dsum += ds[j]
-        dmean = dsum / m
-        for j in range(ex0, ex1):
-            ds[j] = np.inf
-        dmin = np.inf
-        for j in range(n):
-            dmin = min(dmin, ds[j])
-        w2 = np.empty(n)
-        v = np.empty(n)
-        bits = np.empty(n, np.int64)
-        res = np.empty(n)
-        F = np.empty(npar)
-        G = np.empty((nc, nc))
-        R = np.empty((nc, nc))
-        sc = np.empty(nc)
-        g = np.empty(nc)
-        x = np.empty(nc)
-        u = np.empty(nc)
-        du = np.empty(nc)
-        for it in range(nth):
-            theta = thetas[it]
-            local = theta != 0.0 and dmean != 0.0
-            if local:
-                f = -2.0 * theta / dmean  # squared weights: exp(-2 theta (d - dmin) / mean d)
+                v[j] = f * (ds[j] - dmin) if ds[j] > dmin else 0.0
+            for j in range(ex0, ex1):
+                v[j] = -np.inf
+            exp_nonpos(v, w2, bits, n)
+        else:
+            for j in range(n):
+                w2[j] = 1.0
+            for j in range(ex0, ex1):
+                w2[j] = 0.0
+        for k in range(npar):
+            row = PmT[k, j0:j0 + n]
+            a = 0.0
+            for j in range(n):
+                a += w2[j] * row[j]
+            F[k] = a
+        k = 0
+        for c1 in range(nc):
+            for c2 in range(c1, nc):
+                G[c1, c2] = F[k]
+                k += 1
+        ra2 = 0.0
+        if nridge > 0:
+            ra = ridge_weight(alpha, theta * dmin / dmean if local else 0.0, xexp[b])
+            if not ra <= RIDGE_MAX:
+                bad[b, pi] = True
+                break
+            ra2 = ra * ra
+            for c1 in range(1, nc):
+                G[c1, c1] += ra2
+        ok = unit_cholesky(G, R, sc, nc)
+        if not ok:
+            bad[b, pi] = True
+            break
+        for c1 in range(nc):
+            g[c1] = F[ntri + c1] / sc[c1]
+        _solve(R, g, u, nc)
+        for c1 in range(nc):
+            x[c1] = u[c1] / sc[c1]
+        # refinement steps, the residual from the data, until the correction is small
+        umax = 0.0
+        for c1 in range(nc):
+            umax = max(umax, abs(u[c1]))
+        done = False
+        for _step in range(REFINE_STEPS):
+            for j in range(n):
+                res[j] = yl[j0 + j]
+            for c1 in range(nc):
+                xc = x[c1]
+                col = At[c1, j0:j0 + n]
                 for j in range(n):
-                    v[j] = f * (ds[j] - dmin) if ds[j] > dmin else 0.0
-                for j in range(ex0, ex1):
-                    v[j] = -np.inf
-                exp_nonpos(v, w2, bits, n)
-            else:
-                for j in range(n):
-                    w2[j] = 1.0
-                for j in range(ex0, ex1):
-                    w2[j] = 0.0
-            for k in range(npar):
-                row = PmT[k, j0:j0 + n]
+                    res[j] -= col[j] * xc
+            for j in range(n):
+                res[j] *= w2[j]
+            for c1 in range(nc):
+                col = At[c1, j0:j0 + n]
                 a = 0.0
                 for j in range(n):
-                    a += w2[j] * row[j]
-                F[k] = a
-            k = 0
+                    a += res[j] * col[j]
+                g[c1] = a
+            for c1 in range(1, nc):
+                g[c1] -= ra2 * x[c1]
             for c1 in range(nc):
-                for c2 in range(c1, nc):
-                    G[c1, c2] = F[k]
-                    k += 1
-            ra2 = 0.0
-            if nridge > 0:
-                ra = ridge_weight(alpha, theta * dmin / dmean if local else 0.0, xexp[b])
-                if not ra <= RIDGE_MAX:
-                    bad[b, pi] = True
-                    break
-                ra2 = ra * ra
-                for c1 in range(1, nc):
-                    G[c1, c1] += ra2
-            ok = unit_cholesky(G, R, sc, nc)
-            if not ok:
-                bad[b, pi] = True
+                g[c1] /= sc[c1]
+            _solve(R, g, du, nc)
+            dumax = 0.0
+            for c1 in range(nc):
+                dumax = max(dumax, abs(du[c1]))
+                x[c1] += du[c1] / sc[c1]
+            if dumax <= GRAM_ACCEPT * umax:
+                done = True
                 break
-            for c1 in range(nc):
-                g[c1] = F[ntri + c1] / sc[c1]
-            _solve(R, g, u, nc)
-            for c1 in range(nc):
-                x[c1] = u[c1] / sc[c1]
-            # refinement steps, the residual from the data, until the correction is small
-            umax = 0.0
-            for c1 in range(nc):
-                umax = max(umax, abs(u[c1]))
-            done = False
-            for _step in range(REFINE_STEPS):
-                for j in range(n):
-                    res[j] = yl[j0 + j]
-                for c1 in range(nc):
-                    xc = x[c1]
-                    col = At[c1, j0:j0 + n]
-                    for j in range(n):
-                        res[j] -= col[j] * xc
-                for j in range(n):
-                    res[j] *= w2[j]
-                for c1 in range(nc):
-                    col = At[c1, j0:j0 + n]
-                    a = 0.0
-                    for j in range(n):
-                        a += res[j] * col[j]
-                    g[c1] = a
-                for c1 in range(1, nc):
-                    g[c1] -= ra2 * x[c1]
-                for c1 in range(nc):
-                    g[c1] /= sc[c1]
-                _solve(R, g, du, nc)
-                dumax = 0.0
-                for c1 in range(nc):
-                    dumax = max(dumax, abs(du[c1]))
-                    x[c1] += du[c1] / sc[c1]
-                if dumax <= GRAM_ACCEPT * umax:
-                    done = True
-                    break
-            if not done:
-                bad[b, pi] = True
-                break
-            yhat = 0.0
-            for c1 in range(nc):
-                yhat += x[c1] * xp[c1]
-                coef[it, b, pi, c1] = math.ldexp(x[c1], yexp[b] - (xexp[b] if c1 > 0 else 0))
-            pred[it, b, pi] = math.ldexp(yhat, yexp[b])
+        if not done:
+            bad[b, pi] = True
+            break
+        yhat = 0.0
+        for c1 in range(nc):
+            yhat += x[c1] * xp[c1]
+            coef[it, b, pi, c1] = math.ldexp(x[c1], yexp[b] - (xexp[b] if c1 > 0 else 0))
+        pred[it, b, pi] = math.ldexp(yhat, yexp[b])
 
 
 def smap_predict(Xpad, pad, lib_ok, pred_t, pred_ok, y, E, tau, Tp, thetas, excl, q_lo, q_hi,

@@ -81,7 +81,24 @@ def _store(pred, t, it, b, pi, sol, xp, nc, yexp_b):
 @njit(parallel=True, cache=True, fastmath=FASTMATH)
 def smap_grid(Xpad, pad, pred_t, pred_ok, y, E, tau, Tps, thetas, idx, dist, oks, k, xexp,
               yexp):
-    """S-map predictions (nTp, nth, B, P) for every Tp and theta (see the module doc)."""
+    """S-map predictions (nTp, nth, B, P) for every Tp and theta (see the module doc).  A
+    row's work is :func:`_grid_row`, a serial function: the parallel loop stays small, which
+    makes numba's parallel compilation (once per process on a cold cache) faster."""
+    B = Xpad.shape[0]
+    P = pred_t.shape[0]
+    pred = np.full((Tps.shape[0], thetas.shape[0], B, P), np.nan)
+    for task in prange(B * P):
+        # int64: the loop index is unsigned inside the gufunc (a second signature)
+        _grid_row(np.int64(task), Xpad, pad, pred_t, pred_ok, y, E, tau, Tps, thetas, idx,
+                  dist, oks, k, yexp, pred)
+    return pred
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _grid_row(task, Xpad, pad, pred_t, pred_ok, y, E, tau, Tps, thetas, idx, dist, oks, k,
+              yexp, pred):
+    """Row ``task`` (series ``task // P``, prediction row ``task % P``) of :func:`smap_grid`,
+    written into ``pred``."""
     B, C, _ = Xpad.shape
     P = pred_t.shape[0]
     nT = Tps.shape[0]
@@ -89,115 +106,112 @@ def smap_grid(Xpad, pad, pred_t, pred_ok, y, E, tau, Tps, thetas, idx, dist, oks
     depth = idx.shape[2]
     nc = C * E + 1
     eps = np.finfo(np.float64).eps
-    pred = np.full((nT, nth, B, P), np.nan)
     empty = np.ones(0)
-    for task in prange(B * P):
-        b = task // P
-        pi = task - b * P
-        if not pred_ok[b, pi]:
-            continue
-        p = pred_t[pi]
-        sel = np.zeros((nT, k), np.int64)
-        cnt = np.zeros(nT, np.int64)
-        for t in range(nT):
-            c = 0
-            for j in range(depth):
-                q = idx[b, pi, j]
-                if q < 0:
+    b = task // P
+    pi = task - b * P
+    if not pred_ok[b, pi]:
+        return
+    p = pred_t[pi]
+    sel = np.zeros((nT, k), np.int64)
+    cnt = np.zeros(nT, np.int64)
+    for t in range(nT):
+        c = 0
+        for j in range(depth):
+            q = idx[b, pi, j]
+            if q < 0:
+                break
+            if oks[t, b, q]:
+                sel[t, c] = j
+                c += 1
+                if c == k:
                     break
-                if oks[t, b, q]:
-                    sel[t, c] = j
-                    c += 1
-                    if c == k:
-                        break
-            cnt[t] = c
-        xp = np.empty(nc)
-        xp[0] = 1.0
-        for c in range(C):
-            for e in range(E):
-                xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
-        done = np.zeros(nT, np.bool_)
-        members = np.empty(nT, np.int64)
-        for t0 in range(nT):
-            if done[t0]:
+        cnt[t] = c
+    xp = np.empty(nc)
+    xp[0] = 1.0
+    for c in range(C):
+        for e in range(E):
+            xp[1 + c * E + e] = Xpad[b, c, pad + p - e * tau]
+    done = np.zeros(nT, np.bool_)
+    members = np.empty(nT, np.int64)
+    for t0 in range(nT):
+        if done[t0]:
+            continue
+        m = cnt[t0]
+        ng = 0
+        for t in range(t0, nT):
+            if done[t] or cnt[t] != m:
                 continue
-            m = cnt[t0]
-            ng = 0
-            for t in range(t0, nT):
-                if done[t] or cnt[t] != m:
-                    continue
-                same = True
-                for c in range(m):
-                    if sel[t, c] != sel[t0, c]:
-                        same = False
-                        break
-                if same:
-                    members[ng] = t
-                    ng += 1
-                    done[t] = True
-            if m == 0:
-                continue
-            qs = np.empty(m, np.int64)
-            ds = np.empty(m)
-            dmean = 0.0
-            dmin = np.inf
+            same = True
             for c in range(m):
-                qs[c] = idx[b, pi, sel[t0, c]]
-                ds[c] = dist[b, pi, sel[t0, c]]
-                dmean += ds[c]
-                dmin = min(dmin, ds[c])
-            dmean /= m
-            At = np.empty((nc, m))
-            w = np.empty(m)
-            G = np.empty((nc, nc))
-            R = np.empty((nc, nc))
-            sc = np.empty(nc)
-            rhs = np.empty((ng, m))
-            rb = np.empty((ng, m))
-            bad = np.empty(ng, np.int64)
-            sol = np.empty(nc)
-            g = np.empty(nc)
-            u = np.empty(nc)
-            du = np.empty(nc)
-            res = np.empty(m)
-            # a theta at or above one whose normal equations were rejected goes straight to
-            # QR (larger theta: more local, worse conditioned); only the speed changes
-            qr_from = np.inf
-            for it in range(nth):
-                theta = thetas[it]
-                local = theta != 0.0 and dmean != 0.0
-                for j in range(m):
-                    q = qs[j]
-                    w[j] = np.exp(-theta * (ds[j] - dmin) / dmean) if local else 1.0
-                    At[0, j] = w[j]
-                    for c in range(C):
-                        for e in range(E):
-                            At[1 + c * E + e, j] = w[j] * Xpad[b, c, pad + q - e * tau]
-                ok = m >= nc and theta < qr_from
-                if ok:
-                    for c1 in range(nc):
-                        for c2 in range(c1, nc):
-                            a = 0.0
-                            for j in range(m):
-                                a += At[c1, j] * At[c2, j]
-                            G[c1, c2] = a
-                    ok = unit_cholesky(G, R, sc, nc)
-                nbad = 0
-                for gi in range(ng):
-                    t = members[gi]
-                    for j in range(m):
-                        rhs[gi, j] = w[j] * y[b, qs[j] + Tps[t]]
-                    if _gram_solve(At, rhs[gi], m, nc, R, sc, ok, sol, g, u, du, res):
-                        _store(pred, t, it, b, pi, sol, xp, nc, yexp[b])
-                    else:
-                        bad[nbad] = gi
-                        nbad += 1
-                if nbad > 0:  # rejected: one QR for all of them
-                    qr_from = min(qr_from, theta)
-                    for r in range(nbad):
+                if sel[t, c] != sel[t0, c]:
+                    same = False
+                    break
+            if same:
+                members[ng] = t
+                ng += 1
+                done[t] = True
+        if m == 0:
+            continue
+        qs = np.empty(m, np.int64)
+        ds = np.empty(m)
+        dmean = 0.0
+        dmin = np.inf
+        for c in range(m):
+            qs[c] = idx[b, pi, sel[t0, c]]
+            ds[c] = dist[b, pi, sel[t0, c]]
+            dmean += ds[c]
+            dmin = min(dmin, ds[c])
+        dmean /= m
+        At = np.empty((nc, m))
+        w = np.empty(m)
+        G = np.empty((nc, nc))
+        R = np.empty((nc, nc))
+        sc = np.empty(nc)
+        rhs = np.empty((ng, m))
+        rb = np.empty((ng, m))
+        bad = np.empty(ng, np.int64)
+        sol = np.empty(nc)
+        g = np.empty(nc)
+        u = np.empty(nc)
+        du = np.empty(nc)
+        res = np.empty(m)
+        # a theta at or above one whose normal equations were rejected goes straight to
+        # QR (larger theta: more local, worse conditioned); only the speed changes
+        qr_from = np.inf
+        for it in range(nth):
+            theta = thetas[it]
+            local = theta != 0.0 and dmean != 0.0
+            for j in range(m):
+                q = qs[j]
+                w[j] = np.exp(-theta * (ds[j] - dmin) / dmean) if local else 1.0
+                At[0, j] = w[j]
+                for c in range(C):
+                    for e in range(E):
+                        At[1 + c * E + e, j] = w[j] * Xpad[b, c, pad + q - e * tau]
+            ok = m >= nc and theta < qr_from
+            if ok:
+                for c1 in range(nc):
+                    for c2 in range(c1, nc):
+                        a = 0.0
                         for j in range(m):
-                            rb[r, j] = rhs[bad[r], j]
-                    sols, _ = _lstsq(At.copy(), rb[:nbad].copy(), m, nc, eps, empty)
-                    for r in range(nbad):
-                        _store(pred, members[bad[r]], it, b, pi, sols[r], xp, nc, yexp[b])
-    return pred
+                            a += At[c1, j] * At[c2, j]
+                        G[c1, c2] = a
+                ok = unit_cholesky(G, R, sc, nc)
+            nbad = 0
+            for gi in range(ng):
+                t = members[gi]
+                for j in range(m):
+                    rhs[gi, j] = w[j] * y[b, qs[j] + Tps[t]]
+                if _gram_solve(At, rhs[gi], m, nc, R, sc, ok, sol, g, u, du, res):
+                    _store(pred, t, it, b, pi, sol, xp, nc, yexp[b])
+                else:
+                    bad[nbad] = gi
+                    nbad += 1
+            if nbad > 0:  # rejected: one QR for all of them
+                qr_from = min(qr_from, theta)
+                for r in range(nbad):
+                    for j in range(m):
+                        rb[r, j] = rhs[bad[r], j]
+                sols, _ = _lstsq(At.copy(), rb[:nbad].copy(), m, nc, eps, empty)
+                for r in range(nbad):
+                    _store(pred, members[bad[r]], it, b, pi, sols[r], xp, nc, yexp[b])
