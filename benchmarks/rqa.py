@@ -205,6 +205,7 @@ def gpu_rows(args):
     from xedm.recurrence.recurrence import RecurrenceProblem, line_histograms, thresholds
     from xedm.recurrence.threshold import eps_for_recurrence_rate
 
+    xedm.set_options(work_limit=None)  # a million points is past the default guard
     ndev = cp.cuda.runtime.getDeviceCount()
     names = [cp.cuda.runtime.getDeviceProperties(d)["name"].decode() for d in range(ndev)]
     t = time.perf_counter()

@@ -461,7 +461,8 @@ def add_common(sp) -> None:
 
 def add_input(sp) -> None:
     """The input file and ``--var``."""
-    sp.add_argument("file", help="NetCDF file or Zarr store")
+    sp.add_argument("file", help="NetCDF file, Zarr store or CSV table (a time column, one "
+                    "column per series)")
     sp.add_argument("--var", help="variable to analyse (default: the only one)")
 
 
