@@ -3,7 +3,8 @@
 Imported only for ``backend="gpu"``, and used by :func:`xedm.kernels.rqa.gpu.line_histograms`
 for one symmetric matrix (self recurrence) with one threshold, a delay embedding that suits
 :mod:`xedm.kernels.rqa.gpu_f32`, on one GPU, when the ``N^2 / 16`` bytes of bits fit in
-80 % of its free memory (a million points: 68 GB).
+80 % of its free memory (a million points: 68 GB, which an H200 holds and an 80 GB H100 does
+not: there the float32 kernels run).
 
 The kernels of :mod:`~xedm.kernels.rqa.gpu_f32` walk every column (N^2 distances) and every
 diagonal of the upper triangle (N^2 / 2), counting runs as they go.  Here three launches:
