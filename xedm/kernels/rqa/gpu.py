@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import hist_layout
+from .layout import diagonal_ranges, hist_layout, hist_source
 from .layout import split_area as _split_area
 from .layout import split_even as _split_even
 
@@ -111,21 +111,7 @@ def _source(nc, nch, nk, norm, cvar, cchan):
                          f"st_g[{kk} * (long long){n} + t] = st{kk}; }}")
         return "\n        ".join(lines)
 
-    return f"""
-#define HS {hs}
-#define NK {nk}
-__device__ __forceinline__ void hadd(unsigned int* sh, unsigned long long* g, int kk,
-                                     long long len, long long lp1, unsigned int w) {{
-    if (len < HS) atomicAdd(&sh[kk * HS + len], w);
-    else atomicAdd(&g[kk * lp1 + len], (unsigned long long)w);
-}}
-__device__ __forceinline__ void hflush(unsigned int* sh, unsigned long long* g, long long lp1) {{
-    for (int b = threadIdx.x; b < NK * HS; b += blockDim.x) {{
-        unsigned int v = sh[b];
-        int len = b % HS;
-        if (v && len < lp1) atomicAdd(&g[(b / HS) * lp1 + len], (unsigned long long)v);
-    }}
-}}
+    return hist_source(hs, nk) + f"""
 __device__ __forceinline__ void stage(double* xs, const double* __restrict__ A,
                                       const long long* __restrict__ xoff, long long ib, int nr) {{
     for (int q = threadIdx.x; q < nr * {nc}; q += blockDim.x) {{
@@ -234,17 +220,8 @@ def jobs_for(prob, ndev):
         na, nb = int(na), int(nb)
         for g, (a, b) in enumerate(_split_even(0, nb, ndev)):
             per[g % ndev].append(("v", m, a, b))
-        diag = []
-        if prob.symmetric:
-            w = max(int(prob.theiler), 0)
-            if w == 0:
-                diag.append((0, 1, 1, False, na, nb))
-            diag.append((max(w, 1), na, 2, False, na, nb))
-        else:
-            diag.append((0, nb, 1, False, na, nb))
-            diag.append((1, na, 1, True, nb, na))
         g = 0
-        for k0, k1, weight, swapped, ra, rb in diag:
+        for k0, k1, weight, swapped, ra, rb in diagonal_ranges(prob, na, nb):
             for a, b in _split_area(k0, k1, ra, rb, ndev):
                 per[g % ndev].append(("d", m, a, b, weight, swapped))
                 g += 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import hist_layout
+from .layout import diagonal_ranges, hist_layout, hist_source
 from .layout import split_area as _split_area
 from .layout import split_even as _split_even
 
@@ -140,21 +140,7 @@ def _source(E, tau, norm, nk, order, B, G=4, vblocks=None, dblocks=None):
             body.append("\n        ".join(lines))
         return "\n        ".join(body)
 
-    return f"""
-#define HS {hs}
-#define NK {nk}
-__device__ __forceinline__ void hadd(unsigned int* sh, unsigned long long* g, int kk,
-                                     long long len, long long lp1, unsigned int w) {{
-    if (len < HS) atomicAdd(&sh[kk * HS + len], w);
-    else atomicAdd(&g[kk * lp1 + len], (unsigned long long)w);
-}}
-__device__ __forceinline__ void hflush(unsigned int* sh, unsigned long long* g, long long lp1) {{
-    for (int b = threadIdx.x; b < NK * HS; b += blockDim.x) {{
-        unsigned int v = sh[b];
-        int len = b % HS;
-        if (v && len < lp1) atomicAdd(&g[(b / HS) * lp1 + len], (unsigned long long)v);
-    }}
-}}
+    return hist_source(hs, nk) + f"""
 // the distance in float64, coordinates in the CPU's order (no fused multiply-add)
 __device__ __noinline__ double exact(const double* xp, const double* yp) {{
     double a = 0.0;
@@ -303,17 +289,10 @@ def jobs_for(prob, ndev):
         yo = ybase + (brow + v) * ldy + bstart + c0
         for g, (a, b) in enumerate(_split_even(0, nb, ndev)):
             vjobs[(m + g) % ndev].append((m, a, b, xo, yo, na, nb, 1))
-        diag = []
-        if prob.symmetric:
-            w = max(int(prob.theiler), 0)
-            # the line of identity (theiler 0) is added by line_histograms, not walked: one
-            # thread down a million rows was the critical path of the whole launch
-            diag.append((max(w, 1), na, 2, False, na, nb))
-        else:
-            diag.append((0, nb, 1, False, na, nb))
-            diag.append((1, na, 1, True, nb, na))
+        # the line of identity (theiler 0) is added by line_histograms, not walked: one
+        # thread down a million rows was the critical path of the whole launch
         g = m
-        for k0, k1, weight, swapped, ra, rb in diag:
+        for k0, k1, weight, swapped, ra, rb in diagonal_ranges(prob, na, nb, identity=False):
             for a, b in _split_area(k0, k1, ra, rb, ndev):
                 rows_off, cols_off = (yo, xo) if swapped else (xo, yo)
                 djobs[g % ndev].append((m, a, b, rows_off, cols_off, ra, rb, weight))
