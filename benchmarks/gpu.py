@@ -17,6 +17,9 @@ Rows (same data for every tool in one run):
   excluded, exact simplex weights in float64 (it is not tie-exact: float32 distances).
 - ``embed_dimension``: E = 1..20 at L = 2^16, one fused sweep.
 - ``smap``: E = 20, theta = 2, every library point a neighbour, L = 1,000 and 10,000.
+- ``lookup``: the cross map's lookups alone (``--lookup-sizes``, E = ``--xmap-fixed-E``):
+  the general kernel against the tiled one, lookups per second and their share of the
+  card's float64 FMA peak.
 - ``xmap``: all pairs of N series of length L (``xedm.datasets.many_series``), E = 3 for all
   and E chosen per series (E_max = 10; kEDM: ``edim`` per series, then ``xmap``), backend gpu
   and cpu (the CPU where it fits ``--cpu-limit``), kEDM's GPU build and fastccm.
@@ -316,21 +319,86 @@ def fastccm_peer(X, E, dtype, device="cuda"):
     return run
 
 
+def fma_peak():
+    """The card's float64 FMA rate (per second): SMs x 64 float64 FMA units (Hopper) x the
+    boost clock."""
+    import cupy as cp
+
+    p = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    return float(p["multiProcessorCount"]) * 64 * float(p["clockRate"]) * 1e3
+
+
+def bench_lookup(args, rows):
+    """The cross map's lookups alone (``xmap_skill`` on device-resident tables of k = E + 1
+    random neighbours per row, NaN-free targets, rho left on the device): the general kernel
+    (``TILED = False``), the L2-tiled one (``SMEM = False``) and the shared-memory one, as
+    lookups (pair x row x neighbour) per second and their share of the card's float64 FMA
+    peak (one FMA per lookup)."""
+    import cupy as cp
+
+    from xedm.kernels.cross import gpu_xmap
+
+    sizes = (args.lookup_sizes or ("50x500" if args.quick else "1000x10000,10000x1450,"
+                                   "20000x1450")).split(",")
+    E = args.xmap_fixed_E
+    k = E + 1
+    peak = fma_peak()
+    for size in sizes:
+        N, L = (int(v) for v in size.split("x"))
+        rng = cp.random.default_rng(0)
+        P = L - (E - 1)
+        Y = rng.standard_normal((L, N))
+        idx = rng.integers(0, L - 1, (N, P, k), dtype=cp.int64).astype(cp.int32)
+        dist = cp.sort(rng.random((N, P, k)), axis=-1)
+        pred_t = np.arange(E - 1, L, dtype=np.int64)
+        ok = cp.ones((N, P), cp.uint8)
+        row = {"case": "xmap_lookup", "N": N, "L": L, "E": E, "fma_peak_per_s": peak}
+        lookups = float(N) * N * P * k
+        ref = None
+        for var in args.lookup_variants.split(","):
+            if var == "general" and N > args.lookup_general_max:
+                continue
+            gpu_xmap.TILED = var != "general"
+            gpu_xmap.SMEM = var == "smem"
+            if var.startswith("tile"):
+                gpu_xmap.TILE_TPT = int(var[4:] or 2)
+            row[var + "_s"], rho = timed(lambda idx=idx, dist=dist, Y=Y, ok=ok, k=k, pt=pred_t, N=N:
+                                         gpu_xmap.xmap_skill_groups_device(
+                                             [(idx, dist)], Y, np.zeros(N, np.int32), [k],
+                                             0, pt, [ok]), args.repeat)
+            row[var + "_lookups_per_s"] = lookups / row[var + "_s"]
+            row[var + "_share_of_fma_peak"] = row[var + "_lookups_per_s"] / peak
+            if "general_s" in row and var != "general":
+                row[var + "_speedup"] = row["general_s"] / row[var + "_s"]
+            if ref is not None:
+                row[var + "_max_abs_diff_rho"] = float(cp.nanmax(abs(rho - ref)))
+            else:
+                ref = rho
+        gpu_xmap.TILED, gpu_xmap.SMEM, gpu_xmap.TILE_TPT = True, True, 2
+        print("  ", row, flush=True)
+        rows.append(row)
+        cp.get_default_memory_pool().free_all_blocks()
+
+
 def bench_xmap(args, rows):
     sizes = [(1000, 1000), (1000, 10000)] if not args.quick else [(20, 500)]
+    if args.xmap_sizes:
+        sizes = [tuple(int(v) for v in s.split("x")) for s in args.xmap_sizes.split(",")]
     rate = {}  # peer -> seconds per N^2 L^2 unit, from the first size
     for N, L in sizes:
         ds = xedm.datasets.many_series(N, L, seed=0)
         X = ds.x.transpose("series", ...).values
         d32 = np.ascontiguousarray(X.T.astype(np.float32))
         unit = float(N) * N * L * L
-        for chosen in (False, True):
+        for chosen in {"both": (False, True), "fixed": (False,),
+                       "chosen": (True,)}[args.xmap_chosen]:
             if over(args):
                 rows.append({"case": "xmap", "N": N, "L": L, "skipped": "deadline"})
                 continue
-            row = {"case": "xmap", "N": N, "L": L, "E": "chosen (E_max=10)" if chosen else 3}
+            Ef = args.xmap_fixed_E
+            row = {"case": "xmap", "N": N, "L": L, "E": "chosen (E_max=10)" if chosen else Ef}
             print(f"xmap N={N} L={L} E={row['E']}", flush=True)
-            kw = dict(E=None, E_max=10) if chosen else dict(E=3)
+            kw = dict(E=None, E_max=10) if chosen else dict(E=Ef)
             # median of --repeat calls after a warm-up, as the peers' calls under 2 s
             row["xedm_gpu"], g = timed(lambda ds=ds, kw=kw: ds.x.edm.xmap(
                 series_dim="series", backend="gpu", **kw), args.repeat)
@@ -348,8 +416,8 @@ def bench_xmap(args, rows):
                                  for i in range(d32.shape[1])]
                         return km.xmap(d32, edims)
                 else:
-                    def run_k(km=km, d32=d32, N=N):
-                        return km.xmap(d32, [3] * N)
+                    def run_k(km=km, d32=d32, N=N, Ef=Ef):
+                        return km.xmap(d32, [Ef] * N)
                 rk = peer(args, row, "kedm_gpu", run_k, est=r * unit if r else None)
                 if "kedm_gpu" in row:
                     rate[("kedm", tag)] = row["kedm_gpu"] / unit
@@ -360,7 +428,7 @@ def bench_xmap(args, rows):
                 for dt in ("float32", "float64"):
                     key = f"fastccm_{dt}"
                     r = rate.get(key)
-                    rf = peer(args, row, key, fastccm_peer(X, 3, dt, args.peer_device),
+                    rf = peer(args, row, key, fastccm_peer(X, Ef, dt, args.peer_device),
                               est=r * unit if r else None)
                     if key in row:
                         rate[key] = row[key] / unit
@@ -386,6 +454,14 @@ def main(argv=None):
     ap.add_argument("--peer-device", default="cuda", help="fastccm's device (tests: cpu)")
     ap.add_argument("--peer-limit", type=float, default=40.0,
                     help="skip a peer call estimated (from the smaller sizes) above this")
+    ap.add_argument("--xmap-sizes", default="", help="xmap NxL sizes, e.g. 10000x1450,...")
+    ap.add_argument("--xmap-fixed-E", type=int, default=3, help="xmap's fixed-E rows' E")
+    ap.add_argument("--xmap-chosen", default="both", choices=["both", "fixed", "chosen"])
+    ap.add_argument("--lookup-sizes", default="", help="xmap_lookup NxL sizes")
+    ap.add_argument("--lookup-variants", default="general,tile2,smem",
+                    help="lookup kernels to time: general, tileT (T targets per thread), smem")
+    ap.add_argument("--lookup-general-max", type=int, default=10000,
+                    help="largest N at which the general lookup kernel is timed too")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="seconds from the start after which no new row starts (0: none)")
     args = ap.parse_args(argv)
@@ -406,7 +482,7 @@ def main(argv=None):
     result["rows"] = rows
     cases = args.cases.split(",")
     benches = {"simplex": bench_simplex, "embed": bench_embed, "smap": bench_smap,
-               "xmap": bench_xmap}
+               "xmap": bench_xmap, "lookup": bench_lookup}
     for name in cases:
         fn = benches[name]
         if True:

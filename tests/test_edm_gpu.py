@@ -257,6 +257,40 @@ def test_xmap_skill_groups_equals_cpu():
         assert not np.allclose(c, a[:, 1:])
 
 
+@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4", "smem"])
+def test_xmap_lookup_kernels_equal_cpu(variant, monkeypatch):
+    """Every lookup kernel (the general one, the L2-tiled one at 1, 2 and 4 targets per
+    thread, the shared-memory one) on many targets: groups that straddle tiles and end
+    mid-tile, NaN-free columns among columns with gaps, rows left out by pred_ok; equal to
+    the CPU's xmap_skill_groups."""
+    from xedm.core.embed import LibSpec, prepare
+    from xedm.kernels.cross import gpu_xmap
+
+    monkeypatch.setattr(gpu_xmap, "TILED", variant != "general")
+    monkeypatch.setattr(gpu_xmap, "SMEM", variant == "smem")
+    if variant.startswith("tile"):
+        monkeypatch.setattr(gpu_xmap, "TILE_TPT", int(variant[4:]))
+    r = np.random.default_rng(21)
+    N, T, nT = 7, 160, 700
+    X = np.cumsum(r.standard_normal((N, T)), axis=1)
+    E_list = np.array([2, 4])
+    prep = prepare(X[:, None], X, E_list, 1, 0, LibSpec.whole(T), np.ones(T, bool), False)
+    idx, dist = _cpu("knn_sweep")(prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok,
+                                  prep.kernel_E, np.array([6, 8]), 1, 0, prep.q_lo, prep.q_hi)
+    tables = [(idx[g], dist[g]) for g in range(2)]
+    oks = [prep.pred_ok[g].copy() for g in range(2)]
+    oks[1][3, ::7] = False
+    Yt = np.ascontiguousarray(r.standard_normal((T, nT)).cumsum(axis=0))
+    Yt[r.integers(0, T, 9), r.integers(0, nT, 9)] = np.nan  # a few targets with gaps
+    col_group = np.repeat(np.array([0, 1], np.int32), [300, nT - 300])
+    k_list = [3, 5]
+    for Tp in (0, -1, 2):
+        a = _cpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
+        b = _gpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
+        np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
+        assert np.isfinite(b).all()
+
+
 @pytest.mark.parametrize("kw", [
     dict(E=None, E_max=5),
     dict(E=None, E_max=4, Tp=[-1, 0, 2], exclusion_radius=2),

@@ -385,6 +385,11 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                         out=cols[c0 + len(js):int(starts[g + 1])])
     col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
     Yt = get_kernel("to_device", backend)(cols.T)
+    # the outputs are filled in the columns' group order (slices, no fancy indexing: at
+    # N = 10,000 a scatter of rho took longer than the GPU's lookups) and put back in the
+    # targets' order once at the end
+    order = np.concatenate(groups)
+    obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
     out = {"rho": np.full((N, M, nTp), np.nan)}
     if n_sur:
         out["count_ge"] = np.zeros((N, M, nTp), np.int64)
@@ -413,23 +418,27 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                                                          knn, excl, tgt_sets, backend, method)
             tables = [(idx[g], dist[g]) for g in range(len(E_set))]
             oks = [pred_ok_b[g] for g in range(len(E_set))]
-        rows = np.arange(libs.start, libs.stop)
         for ti, tp in enumerate(Tps):
             r_all = lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
             for g, js in enumerate(groups):
                 r = r_all[:, int(starts[g]):int(starts[g + 1])]
                 obs = r[:, :len(js)]  # (libraries of the batch, targets of the group)
-                out["rho"][rows[:, None], js, ti] = obs
+                at = (libs, slice(int(obs_at[g]), int(obs_at[g + 1])), ti)
+                out["rho"][at] = obs
                 if n_sur:
-                    null = r[:, len(js):].reshape(len(rows) * len(js), n_sur)
+                    null = r[:, len(js):].reshape(obs.size, n_sur)
                     ge, nf, q, zm, zs = null_summary(obs.ravel(), null, quantiles)
-                    out["z_mean"][rows[:, None], js, ti] = zm.reshape(obs.shape)
-                    out["z_sd"][rows[:, None], js, ti] = zs.reshape(obs.shape)
-                    out["count_ge"][rows[:, None], js, ti] = ge.reshape(obs.shape)
-                    out["n_null"][rows[:, None], js, ti] = nf.reshape(obs.shape)
-                    out["null_q"][rows[:, None], js, ti] = q.reshape(obs.shape + (-1,))
+                    out["z_mean"][at] = zm.reshape(obs.shape)
+                    out["z_sd"][at] = zs.reshape(obs.shape)
+                    out["count_ge"][at] = ge.reshape(obs.shape)
+                    out["n_null"][at] = nf.reshape(obs.shape)
+                    out["null_q"][at] = q.reshape(obs.shape + (-1,))
                     if keep_null:
-                        out["rho_null"][rows[:, None], js, ti] = null.reshape(
-                            obs.shape + (n_sur,))
+                        out["rho_null"][at] = null.reshape(obs.shape + (n_sur,))
+    if not np.array_equal(order, np.arange(M)):
+        inverse = np.empty(M, np.int64)
+        inverse[order] = np.arange(M)
+        for name in list(out):
+            out[name] = np.take(out[name], inverse, axis=1)
     out["E"] = E_used
     return out

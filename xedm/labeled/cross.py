@@ -28,7 +28,7 @@ def check_block_result(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what:
     """
     has_value = np.isfinite(xa).any(axis=-1).reshape(-1, xa.shape[-2])  # (slices, series)
     where = " (one dask chunk of the data)" if lazy else ""
-    if not np.isfinite(rho).any():
+    if not _any_finite(rho):
         if not has_value.any():
             msg = f"{what}{where}: the data are all NaN; there is nothing to cross-map"
         else:
@@ -54,6 +54,13 @@ def check_block_result(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what:
         )
 
 
+def _any_finite(a: np.ndarray, chunk: int = 1 << 16) -> bool:
+    """``np.isfinite(a).any()``, stopping at the first chunk with a finite value (a map of
+    10,000 x 10,000 pairs is not scanned whole when its first row has one)."""
+    flat = a.reshape(-1)
+    return any(np.isfinite(flat[i:i + chunk]).any() for i in range(0, flat.size, chunk))
+
+
 def apply_cross(X, tdim, func, out_dims, sizes, dtypes, check):
     """``func`` on every 2-D (series, time) slice of X; ``check(block, first output)`` runs
     on every block (the whole data unless X is dask-backed: then at compute time)."""
@@ -65,8 +72,8 @@ def apply_cross(X, tdim, func, out_dims, sizes, dtypes, check):
             return tuple(np.empty(lead + tuple(sizes[d] for d in dims), dt)
                          for dims, dt in zip(out_dims, dtypes, strict=True))
         res = [func(s) for s in flat]
-        out = tuple(np.stack([r[i] for r in res]).reshape(lead + res[0][i].shape)
-                    for i in range(len(out_dims)))
+        out = tuple((res[0][i] if len(res) == 1 else np.stack([r[i] for r in res])).reshape(
+            lead + res[0][i].shape) for i in range(len(out_dims)))
         check(xa, out[0])
         return out
 

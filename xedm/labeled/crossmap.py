@@ -327,12 +327,14 @@ def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
             res = library_E_xmap(x, E=Ev, **kw)
         else:
             res = _ccm.xmap(x, E=None if p.Ev is None else p.Ev[live], E_max=p.E_max, **kw)
-    rho = np.full((n, n, nTp), np.nan)
+    everyone = bool(live.all())  # every series takes part: the results as they are
+    rho = res["rho"] if everyone else np.full((n, n, nTp), np.nan)
     Es = np.ones(n, np.int64) if p.Ev is None else p.Ev.copy()
     out = [rho, Es]
     pair = np.ix_(live, live)
     if res is not None:
-        rho[pair] = res["rho"]
+        if not everyone:
+            rho[pair] = res["rho"]
         Es[live] = res["E"]
     if n_sur:
         ge = np.zeros((n, n, nTp), np.int64)

@@ -161,7 +161,211 @@ extern "C" __global__ void xmap_sums(
 }
 """
 
-_TB = 128  # targets per block
+_TILE_SOURCE = r"""
+#include <math_constants.h>
+#define BT 128  // threads per block
+#define TPT 2   // targets per thread: a tile is BT * TPT target columns
+#define RC 32   // rows staged in shared memory at a time
+
+// NaN-free targets, tiled: a block serves one library li (blockIdx.x) and one tile of
+// BT * TPT target columns of one group (blockIdx.y); Yc is shifted by each target's mean.
+// The library's entries (qk, wk) and row flags are staged in shared memory RC rows at a time
+// (read once per block, not once per target), each thread keeps TPT targets' sums in
+// registers, and the grid runs libraries fastest, so the blocks in flight share one tile of
+// Yc, which stays in L2 while every library reads it.
+extern "C" __global__ void xmap_tile(
+    const int* __restrict__ qk, const double* __restrict__ wk, const int* __restrict__ mk,
+    const double* __restrict__ wsk, const long long* __restrict__ ks,
+    const long long* __restrict__ qoff, const int* __restrict__ tile_group,
+    const long long* __restrict__ tile_c0, const long long* __restrict__ tile_c1,
+    const double* __restrict__ Yc, const long long T, const long long nT, const long long P,
+    const long long nL, const long long Tp, const long long* __restrict__ pred_t,
+    const unsigned char* __restrict__ pred_ok, double* __restrict__ rho)
+{
+    extern __shared__ double smem[];
+    const long long li = blockIdx.x, tile = blockIdx.y;
+    const int g = tile_group[tile];
+    const long long k = ks[g], c0 = tile_c0[tile], c1 = tile_c1[tile];
+    const int* qkl = qk + qoff[g] + li * P * k;
+    const double* wkl = wk + qoff[g] + li * P * k;
+    const long long rb = ((long long)g * nL + li) * P;
+    double* s_w = smem;                       // RC * k weights
+    double* s_iw = s_w + RC * k;              // RC inverse weight sums
+    int* s_q = (int*)(s_iw + RC);             // RC * k rows of Yc
+    int* s_qo = s_q + RC * k;                 // RC observed rows
+    int* s_m = s_qo + RC;                     // RC entry counts (0: row not used)
+    long long tc[TPT];
+    for (int u = 0; u < TPT; ++u) {
+        const long long t = c0 + threadIdx.x + (long long)u * BT;
+        tc[u] = t < c1 ? t : c0;
+    }
+    double n = 0.0, s1[TPT], s2[TPT], s3[TPT], s4[TPT], s5[TPT];
+    for (int u = 0; u < TPT; ++u) {
+        s1[u] = 0.0; s2[u] = 0.0; s3[u] = 0.0; s4[u] = 0.0; s5[u] = 0.0;
+    }
+    for (long long r0 = 0; r0 < P; r0 += RC) {
+        const int nr = (int)(P - r0 < RC ? P - r0 : RC);
+        __syncthreads();
+        for (long long e = threadIdx.x; e < nr * k; e += BT) {
+            s_w[e] = wkl[r0 * k + e];
+            s_q[e] = qkl[r0 * k + e];
+        }
+        for (int rr = threadIdx.x; rr < nr; rr += BT) {
+            const long long pi = r0 + rr, qo = pred_t[pi] + Tp;
+            const int m = mk[rb + pi];
+            const bool ok = pred_ok[rb + pi] && qo >= 0 && qo < T && m > 0;
+            s_m[rr] = ok ? m : 0;
+            s_qo[rr] = ok ? (int)qo : 0;
+            s_iw[rr] = 1.0 / wsk[rb + pi];
+        }
+        __syncthreads();
+        for (int rr = 0; rr < nr; ++rr) {
+            const int m = s_m[rr];
+            if (m == 0) continue;
+            const int* q = s_q + rr * k;
+            const double* w = s_w + rr * k;
+            double acc[TPT];
+            {
+                const double* y0 = Yc + (long long)q[0] * nT;
+                for (int u = 0; u < TPT; ++u) acc[u] = w[0] * y0[tc[u]];
+            }
+            int j = 1;
+            for (; j + 1 < m; j += 2) {  // two entries' loads in flight per target
+                const double* ya = Yc + (long long)q[j] * nT;
+                const double* yb = Yc + (long long)q[j + 1] * nT;
+                double va[TPT], vb[TPT];
+                for (int u = 0; u < TPT; ++u) { va[u] = ya[tc[u]]; vb[u] = yb[tc[u]]; }
+                for (int u = 0; u < TPT; ++u) {
+                    acc[u] = acc[u] + w[j] * va[u];
+                    acc[u] = acc[u] + w[j + 1] * vb[u];
+                }
+            }
+            if (j < m) {
+                const double* ya = Yc + (long long)q[j] * nT;
+                for (int u = 0; u < TPT; ++u) acc[u] = acc[u] + w[j] * ya[tc[u]];
+            }
+            const double* yo = Yc + (long long)s_qo[rr] * nT;
+            const double iw = s_iw[rr];
+            n = n + 1.0;
+            for (int u = 0; u < TPT; ++u) {
+                const double x = acc[u] * iw, yv = yo[tc[u]];
+                s1[u] = s1[u] + x; s2[u] = s2[u] + yv; s3[u] = s3[u] + x * x;
+                s4[u] = s4[u] + yv * yv; s5[u] = s5[u] + x * yv;
+            }
+        }
+    }
+    for (int u = 0; u < TPT; ++u) {
+        const long long t = c0 + threadIdx.x + (long long)u * BT;
+        if (t >= c1) continue;
+        double out = CUDART_NAN;
+        if (n >= 3) {
+            const double cxx = s3[u] - s1[u] * s1[u] / n, cyy = s4[u] - s2[u] * s2[u] / n;
+            const double cxy = s5[u] - s1[u] * s2[u] / n;
+            if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
+        }
+        rho[li * nT + t] = out;
+    }
+}
+"""
+
+_SMEM_SOURCE = r"""
+#include <math_constants.h>
+#define C 16        // target columns per block (its tile of Yc, all T rows, in shared memory)
+#define LANES 64    // libraries in flight per block (one per row of threads)
+
+// NaN-free targets of short series: the block's C target columns of Yc (T rows, shifted by
+// each target's mean) sit in shared memory; thread (c, lane) serves column c of libraries
+// lane, lane + LANES, ...  Every lookup reads shared memory; a library row's entries (qk, wk;
+// k <= C) are read once per C lookups.  The sums are those of xmap_tile, in the same order.
+extern "C" __global__ void xmap_smem(
+    const int* __restrict__ qk, const double* __restrict__ wk, const int* __restrict__ mk,
+    const double* __restrict__ wsk, const long long* __restrict__ ks,
+    const long long* __restrict__ qoff, const int* __restrict__ tile_group,
+    const long long* __restrict__ tile_c0, const long long* __restrict__ tile_c1,
+    const double* __restrict__ Yc, const long long T, const long long nT, const long long P,
+    const long long nL, const long long Tp, const long long* __restrict__ pred_t,
+    const unsigned char* __restrict__ pred_ok, double* __restrict__ rho)
+{
+    extern __shared__ double sY[];  // (T, C)
+    const long long tile = blockIdx.x;  // blockIdx.y: which share of the libraries
+    const int g = tile_group[tile];
+    const long long k = ks[g], c0 = tile_c0[tile], c1 = tile_c1[tile];
+    const int c = threadIdx.x, lane = threadIdx.y;
+    const long long nc = c1 - c0;
+    for (long long e = (long long)lane * C + c; e < T * C; e += (long long)LANES * C) {
+        const long long q = e / C, cc = e % C;
+        sY[e] = cc < nc ? Yc[q * nT + c0 + cc] : 0.0;
+    }
+    __syncthreads();
+    const double* yc = sY + c;
+    // a lane's 16 threads load a row's entries together (thread c: entry c) and hand them
+    // round with warp shuffles; the next row's entries load while this row's are used.  A
+    // warp holds two lanes (two libraries): every thread runs the same number of shuffles.
+    const unsigned FULL = 0xffffffffu;
+    const long long step = (long long)LANES * gridDim.y;
+    for (long long l0 = (long long)blockIdx.y * LANES; l0 < nL; l0 += step) {
+        const long long li = l0 + lane;
+        const bool live = li < nL;
+        const long long lz = live ? li : 0;
+        const int* qkl = qk + qoff[g] + lz * P * k;
+        const double* wkl = wk + qoff[g] + lz * P * k;
+        const long long rb = ((long long)g * nL + lz) * P;
+        double n = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0;
+        int m_n = 0, q_n = 0, qo_n = 0;
+        double w_n = 0.0, iw_n = 1.0;
+        {  // row 0's entries
+            const long long qo = pred_t[0] + Tp;
+            const int m = mk[rb];
+            m_n = (live && m > 0 && pred_ok[rb] && qo >= 0 && qo < T) ? m : 0;
+            qo_n = m_n ? (int)qo : 0;
+            q_n = c < m_n ? qkl[c] : 0;
+            w_n = c < m_n ? wkl[c] : 0.0;
+            iw_n = 1.0 / wsk[rb];
+        }
+        for (long long pi = 0; pi < P; ++pi) {
+            const int m = m_n, qv = q_n, qo = qo_n;
+            const double wv = w_n, iw = iw_n;
+            if (pi + 1 < P) {
+                const long long pn = pi + 1, qn = pred_t[pn] + Tp;
+                const int mm = mk[rb + pn];
+                m_n = (live && mm > 0 && pred_ok[rb + pn] && qn >= 0 && qn < T) ? mm : 0;
+                qo_n = m_n ? (int)qn : 0;
+                q_n = c < m_n ? qkl[pn * k + c] : 0;
+                w_n = c < m_n ? wkl[pn * k + c] : 0.0;
+                iw_n = 1.0 / wsk[rb + pn];
+            }
+            const int mw = max(m, __shfl_xor_sync(FULL, m, 16));
+            double acc = 0.0;
+            for (int j = 0; j < mw; ++j) {
+                const int qj = __shfl_sync(FULL, qv, j, 16);
+                const double wj = __shfl_sync(FULL, wv, j, 16);
+                const double v = wj * yc[(long long)qj * C];
+                if (j < m) acc = j == 0 ? v : acc + v;
+            }
+            if (m == 0) continue;
+            const double x = acc * iw, yv = yc[(long long)qo * C];
+            n = n + 1.0; s1 = s1 + x; s2 = s2 + yv; s3 = s3 + x * x; s4 = s4 + yv * yv;
+            s5 = s5 + x * yv;
+        }
+        if (live && c < nc) {
+            double out = CUDART_NAN;
+            if (n >= 3) {
+                const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n;
+                const double cxy = s5 - s1 * s2 / n;
+                if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
+            }
+            rho[li * nT + c0 + c] = out;
+        }
+    }
+}
+"""
+
+SMEM_BYTES = 200 * 1024  # the shared-memory kernel serves series with T * C * 8 up to this
+SMEM = False  # short series through xmap_smem (slower than xmap_tile on an H100: off)
+_TB = 128  # targets per block (the general kernel)
+TILE_TPT = 2  # targets per thread of the tiled kernel: a tile is 128 * TILE_TPT columns
+_TILE_RC = 32  # rows staged at a time (RC)
+TILED = True  # NaN-free targets through xmap_tile (False: every target through xmap_sums)
 
 
 def _kernel(name):
@@ -178,6 +382,11 @@ def to_device(a):
 def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
     """Cross-map skill of nL library series for targets of several groups (see the module
     docstring): rho (nL, nT), a NumPy array."""
+    return xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok).get()
+
+
+def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
+    """:func:`xmap_skill_groups`, rho left on the device (a CuPy array)."""
     import cupy as cp
 
     Y = cp.ascontiguousarray(cp.asarray(Yt, dtype=cp.float64))
@@ -186,10 +395,9 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
     idxs = [cp.ascontiguousarray(cp.asarray(i).astype(cp.int32, copy=False)) for i, _ in tables]
     dists = [cp.ascontiguousarray(cp.asarray(d, dtype=cp.float64)) for _, d in tables]
     nL, P = (idxs[0].shape[:2]) if nG else (0, 0)
-    rho = cp.full((nL, nT), cp.nan, cp.float64)
     ks = [int(k) for k in k_list]
     if nL == 0 or nT == 0 or P == 0 or nG == 0 or min(ks) < 1:
-        return rho.get()
+        return cp.full((nL, nT), cp.nan, cp.float64)
     pt = cp.ascontiguousarray(cp.asarray(pred_t, dtype=cp.int64))
     pok = cp.ascontiguousarray(cp.stack([cp.asarray(o).astype(cp.uint8, copy=False)
                                          for o in pred_ok]))
@@ -208,16 +416,88 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
               qk[qoff[g]:qoff[g + 1]], wk[qoff[g]:qoff[g + 1]], mk[g * R:(g + 1) * R],
               wsk[g * R:(g + 1) * R]))
     # a target whose every value is finite takes the branch-free path (as the CPU's blocks)
-    clean = cp.ascontiguousarray(cp.isfinite(Y).all(axis=0).astype(cp.uint8))
+    clean_d = cp.isfinite(Y).all(axis=0)
+    clean_h = clean_d.get()
+    grp_h = np.asarray(col_group, np.int32)
+    ks_d = cp.asarray(np.asarray(ks, np.int64))
+    if TILED and clean_h.any():
+        cols = np.flatnonzero(clean_h)
+        rho_c = _tiled(Y, cols, grp_h[cols], ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp,
+                       pt, pok)
+        if len(cols) == nT:
+            return rho_c
+        rho = cp.full((nL, nT), cp.nan, cp.float64)
+        rho[:, cp.asarray(cols)] = rho_c
+        rest = np.flatnonzero(~clean_h)
+    else:
+        rho = None
+        rest = np.arange(nT)
+    Yr = Y if len(rest) == nT else cp.ascontiguousarray(Y[:, cp.asarray(rest)])
+    nR = len(rest)
+    clean = cp.ascontiguousarray(clean_d[cp.asarray(rest)].astype(cp.uint8))
     ptrs = cp.asarray(np.array([a.data.ptr for a in idxs], np.uint64))
     dptrs = cp.asarray(np.array([a.data.ptr for a in dists], np.uint64))
     depths = cp.asarray(np.array([a.shape[2] for a in idxs], np.int64))
-    grp = cp.ascontiguousarray(cp.asarray(col_group, dtype=cp.int32))
-    _kernel("xmap_sums")(((nT + _TB - 1) // _TB, nL), (_TB,),
-                         (ptrs, dptrs, depths, cp.asarray(np.asarray(ks, np.int64)),
-                          cp.asarray(qoff[:-1]), grp, Y, i64(T), i64(nT), i64(P), i64(nL),
-                          i64(Tp), pt, pok, qk, wk, mk, wsk, clean, rho))
-    return rho.get()
+    grp = cp.ascontiguousarray(cp.asarray(grp_h[rest]))
+    rho_r = cp.full((nL, nR), cp.nan, cp.float64)
+    _kernel("xmap_sums")(((nR + _TB - 1) // _TB, nL), (_TB,),
+                         (ptrs, dptrs, depths, ks_d, cp.asarray(qoff[:-1]), grp, Yr, i64(T),
+                          i64(nR), i64(P), i64(nL), i64(Tp), pt, pok, qk, wk, mk, wsk, clean,
+                          rho_r))
+    if nR == nT:
+        return rho_r
+    rho[:, cp.asarray(rest)] = rho_r
+    return rho
+
+
+def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pok):
+    """rho (nL, len(cols)) of the NaN-free target columns ``cols`` (groups ``grp``,
+    non-decreasing): the columns gathered and shifted by their means over the whole series,
+    cut into tiles that never straddle a group, through ``xmap_smem`` (16 columns a tile,
+    where T * 16 doubles fit SMEM_BYTES of shared memory) or ``xmap_tile`` (128 * TILE_TPT
+    columns a tile)."""
+    import cupy as cp
+
+    i64 = np.int64
+    Yc = Y[:, cp.asarray(cols)]
+    Yc = cp.ascontiguousarray(Yc - Yc.mean(axis=0, keepdims=True))
+    nC = len(cols)
+    bounds = np.flatnonzero(np.diff(grp)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [nC]])
+    smem = SMEM and T * 16 * 8 <= SMEM_BYTES and nC >= 16 and max(ks) <= 16
+    width = 16 if smem else 128 * TILE_TPT
+    tg, t0, t1 = [], [], []
+    for a, b in zip(starts, ends, strict=True):
+        for c in range(int(a), int(b), width):
+            tg.append(grp[a])
+            t0.append(c)
+            t1.append(min(int(b), c + width))
+    out = cp.empty((nL, nC), cp.float64)
+    args = (qk, wk, mk, wsk, ks_d, cp.asarray(qoff[:-1]),
+            cp.asarray(np.asarray(tg, np.int32)), cp.asarray(np.asarray(t0, np.int64)),
+            cp.asarray(np.asarray(t1, np.int64)), Yc, i64(T), i64(nC), i64(P), i64(nL),
+            i64(Tp), pt, pok, out)
+    if smem:
+        # libraries split over several blocks of a tile when the tiles alone are too few
+        # to fill the device (each such block loads the tile once more: T * 16 doubles)
+        sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+        split = int(min(max(1, -(-4 * sms // len(tg))), max(1, -(-nL // 64))))
+        kern = _smem_kernel()
+        kern.max_dynamic_shared_size_bytes = T * 16 * 8
+        kern((len(tg), split), (16, 64), args, shared_mem=T * 16 * 8)
+        return out
+    _tile_kernel()((nL, len(tg)), (128,), args, shared_mem=_TILE_RC * (max(ks) * 12 + 16))
+    return out
+
+
+def _smem_kernel():
+    return _module(("xmap_smem",), _SMEM_SOURCE).get_function("xmap_smem")
+
+
+def _tile_kernel():
+    src = _TILE_SOURCE.replace("#define TPT 2", f"#define TPT {int(TILE_TPT)}")
+    return _module(("xmap_tile", int(TILE_TPT)), src).get_function("xmap_tile")
 
 
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
