@@ -390,15 +390,19 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     # targets' order once at the end
     order = np.concatenate(groups)
     obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
-    out = {"rho": np.full((N, M, nTp), np.nan)}
+    # every entry is written below (each batch of libraries, group of targets and Tp)
+    out = {"rho": np.empty((N, M, nTp))}
     if n_sur:
-        out["count_ge"] = np.zeros((N, M, nTp), np.int64)
-        out["n_null"] = np.zeros((N, M, nTp), np.int64)
-        out["null_q"] = np.full((N, M, nTp, len(quantiles)), np.nan)
-        out["z_mean"] = np.full((N, M, nTp), np.nan)
-        out["z_sd"] = np.full((N, M, nTp), np.nan)
+        out["count_ge"] = np.empty((N, M, nTp), np.int64)
+        out["n_null"] = np.empty((N, M, nTp), np.int64)
+        out["null_q"] = np.empty((N, M, nTp, len(quantiles)))
+        out["z_mean"] = np.empty((N, M, nTp))
+        out["z_sd"] = np.empty((N, M, nTp))
         if keep_null:
-            out["rho_null"] = np.full((N, M, nTp, n_sur), np.nan)
+            out["rho_null"] = np.empty((N, M, nTp, n_sur))
+    # the lookups write straight into rho when their columns are its columns (one E for
+    # all targets, no surrogates, one Tp): no copy of an (N, N) map on the host
+    direct = n_sur == 0 and nTp == 1 and len(groups) == 1
     gpu = backend == "gpu"
     if kept is not None:
         _, tabs, pred_t, pred_ok, pos = kept
@@ -419,6 +423,10 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
             tables = [(idx[g], dist[g]) for g in range(len(E_set))]
             oks = [pred_ok_b[g] for g in range(len(E_set))]
         for ti, tp in enumerate(Tps):
+            if direct:
+                lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks,
+                       out=out["rho"][libs, :, 0])
+                continue
             r_all = lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
             for g, js in enumerate(groups):
                 r = r_all[:, int(starts[g]):int(starts[g + 1])]

@@ -360,6 +360,7 @@ extern "C" __global__ void xmap_smem(
 }
 """
 
+E_SPLIT = (3, 6)  # the choice of E: one kNN pass per run of E between these (keys of more lags)
 SMEM_BYTES = 200 * 1024  # the shared-memory kernel serves series with T * C * 8 up to this
 SMEM = False  # short series through xmap_smem (slower than xmap_tile on an H100: off)
 _TB = 128  # targets per block (the general kernel)
@@ -379,10 +380,12 @@ def to_device(a):
     return cp.ascontiguousarray(cp.asarray(a))
 
 
-def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
+def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None):
     """Cross-map skill of nL library series for targets of several groups (see the module
-    docstring): rho (nL, nT), a NumPy array."""
-    return xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok).get()
+    docstring): rho (nL, nT), a NumPy array (copied into ``out``, a C-contiguous (nL, nT)
+    float64 array, when given: no host copy in between)."""
+    rho = xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
+    return rho.get() if out is None else rho.get(out=out)
 
 
 def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok):
@@ -522,19 +525,27 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
 
     from ..predict.gpu import predict_device, skill_rows_device
 
-    idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
-                           q_lo, q_hi)
-    nE, B, P, _ = idx.shape
+    E_list = np.asarray(E_list)
+    cuts = [0] + [int(np.searchsorted(E_list, e)) for e in E_SPLIT if E_list[0] < e <= E_list[-1]]
+    cuts = sorted(set(cuts + [len(E_list)]))
+    parts = []  # (idx, dist) per E, from one kNN pass per run of E between the cuts
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        idx, dist = knn_device(Xpad, pad, lib_ok[a:b], pred_t, pred_ok[a:b], E_list[a:b],
+                               depth_list[a:b], tau, excl, q_lo, q_hi)
+        parts += [(idx[i], dist[i]) for i in range(b - a)]
+    nE = len(E_list)
+    B, P = parts[0][0].shape[:2]
     ok = cp.asarray(lib_ok) & cp.asarray(self_ok)[None]
     yd = cp.asarray(y, dtype=cp.float64)
     pred = cp.empty((nE, B, P), cp.float64)
     for ie in range(nE):
-        pred[ie] = predict_device(idx[ie], dist[ie], ok[ie], yd,
+        pred[ie] = predict_device(parts[ie][0], parts[ie][1], ok[ie], yd,
                                   cp.full(B, int(k_list[ie]), cp.int64), 1)
     o = cp.broadcast_to(cp.asarray(obs, dtype=cp.float64)[None], pred.shape)
     rho = skill_rows_device(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
-    tabs = [(idx[ie, :, :, :int(d)].astype(cp.int32),
-             cp.ascontiguousarray(dist[ie, :, :, :int(d)])) for ie, d in enumerate(depth_list)]
+    tabs = [(parts[ie][0][:, :, :int(d)].astype(cp.int32),
+             cp.ascontiguousarray(parts[ie][1][:, :, :int(d)]))
+            for ie, d in enumerate(depth_list)]
     return rho, tabs
 
 
