@@ -30,6 +30,11 @@ def _cases():
         {"time": pd.Index([1.5, 2.5, 3.5, 4.5]), "coef": np.array(["C0", "x(t-0)", "x(t-1)"])},
         {"theta": 2.0},
     )
+    yield (  # a list of labels (S-map's coefficient names)
+        {"coefficients": (("time", "coef"), rng.random((2, 3)))},
+        {"time": np.arange(2), "coef": ["C0", "x(t-0)", "x(t-1)"]},
+        {},
+    )
 
 
 @pytest.mark.parametrize("case", list(_cases()))
@@ -39,6 +44,8 @@ def test_build_dataset_matches_public_constructor(case):
     slow = xr.Dataset(data_vars, coords=coords, attrs=attrs)
     xr.testing.assert_identical(fast, slow)
     assert list(fast.xindexes) == list(slow.xindexes)
+    assert {k: v.dtype for k, v in fast.variables.items()} == {
+        k: v.dtype for k, v in slow.variables.items()}
     assert fast.attrs is not attrs
 
 

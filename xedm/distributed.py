@@ -301,14 +301,16 @@ def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall):
     from .core import ccm as _ccm
     from .neighbors.base import Search
 
-    rho = np.full((len(xl), len(xt), len(Tps)), np.nan)
     ll, lt = _live(xl), _live(xt)
-    if ll.any() and lt.any():
-        res = _ccm.xmap(np.ascontiguousarray(xl[ll]), E=np.asarray(et)[lt], tau=tau, Tp=Tps,
-                        knn=knn, excl=excl, backend=backend,
-                        method=Search(method, recall=recall),
-                        Y=np.ascontiguousarray(xt[lt]))
-        rho[np.ix_(ll, lt)] = res["rho"]
+    if not (ll.any() and lt.any()):
+        return np.full((len(xl), len(xt), len(Tps)), np.nan)
+    res = _ccm.xmap(np.ascontiguousarray(xl[ll]), E=np.asarray(et)[lt], tau=tau, Tp=Tps,
+                    knn=knn, excl=excl, backend=backend, method=Search(method, recall=recall),
+                    Y=np.ascontiguousarray(xt[lt]))
+    if ll.all() and lt.all():  # every series live: the block as computed, no copy
+        return res["rho"]
+    rho = np.full((len(xl), len(xt), len(Tps)), np.nan)
+    rho[np.ix_(ll, lt)] = res["rho"]
     return rho
 
 

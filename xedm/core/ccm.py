@@ -400,9 +400,14 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         out["z_sd"] = np.empty((N, M, nTp))
         if keep_null:
             out["rho_null"] = np.empty((N, M, nTp, n_sur))
-    # the lookups write straight into rho when their columns are its columns (one E for
-    # all targets, no surrogates, one Tp): no copy of an (N, N) map on the host
-    direct = n_sur == 0 and nTp == 1 and len(groups) == 1
+    # the targets' order from the columns' (None: the same); without surrogates and with
+    # one Tp the lookups write straight into rho, their columns put in the targets' order
+    # on the way (on the GPU before the copy to the host): no copy of an (N, N) map here
+    inverse = None
+    if not np.array_equal(order, np.arange(M)):
+        inverse = np.empty(M, np.int64)
+        inverse[order] = np.arange(M)
+    direct = n_sur == 0 and nTp == 1
     gpu = backend == "gpu"
     if kept is not None:
         _, tabs, pred_t, pred_ok, pos = kept
@@ -425,7 +430,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         for ti, tp in enumerate(Tps):
             if direct:
                 lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks,
-                       out=out["rho"][libs, :, 0])
+                       out=out["rho"][libs, :, 0], order=inverse)
                 continue
             r_all = lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
             for g, js in enumerate(groups):
@@ -443,9 +448,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                     out["null_q"][at] = q.reshape(obs.shape + (-1,))
                     if keep_null:
                         out["rho_null"][at] = null.reshape(obs.shape + (n_sur,))
-    if not np.array_equal(order, np.arange(M)):
-        inverse = np.empty(M, np.int64)
-        inverse[order] = np.arange(M)
+    if inverse is not None and not direct:
         for name in list(out):
             out[name] = np.take(out[name], inverse, axis=1)
     out["E"] = E_used

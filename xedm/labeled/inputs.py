@@ -250,19 +250,23 @@ def _direct_dataset(data_vars: dict, coords: dict, attrs: dict) -> xr.Dataset:
         add(name, xr.Variable(vdims, data, fastpath=True))
     indexes: dict = {}
     for name, c in coords.items():
+        if isinstance(c, list | tuple):  # e.g. S-map's coefficient names (as xarray reads it)
+            c = np.asarray(c)
         if not isinstance(c, xr.Variable | np.ndarray | pd.Index):
             raise _Fallback
         if isinstance(c, xr.Variable) and c.dims != (name,):
             add(name, c)  # a non-index coordinate
             continue
+        dtype = None  # the coordinate keeps a NumPy array's dtype (e.g. <U6, not object)
         if isinstance(c, xr.Variable):
-            var, labels = c, c.to_index()
+            var, labels, dtype = c, c.to_index(), c.dtype
         else:
             labels = c if isinstance(c, pd.Index) else pd.Index(np.asarray(c))
+            dtype = None if isinstance(c, pd.Index) else np.asarray(c).dtype
             var = None
         if labels.ndim != 1 or isinstance(labels, pd.MultiIndex):
             raise _Fallback
-        index = xr.indexes.PandasIndex(labels, name)
+        index = xr.indexes.PandasIndex(labels, name, coord_dtype=dtype)
         for vname, v in index.create_variables(None if var is None else {name: var}).items():
             add(vname, v)
         indexes[name] = index

@@ -235,17 +235,23 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nlc)
 
 
-def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None):
+def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None,
+                      order=None):
     """Cross-map skill for targets of several groups: column j of ``Yt`` (T, nT) belongs to
     group ``col_group[j]`` (non-decreasing) and is looked up through ``tables[g]`` (idx, dist
     (nL, P, depth_g)) with ``k_list[g]`` neighbours and rows ``pred_ok[g]`` (nL, P).  Returns
-    rho (nL, nT): :func:`xmap_skill` per group (the GPU twin serves them in one launch),
-    written into ``out`` (a C-contiguous (nL, nT) float64 array) when given."""
+    rho (nL, nT): :func:`xmap_skill` per group (the GPU twin serves them in one launch);
+    with ``order`` its columns ``order`` (rho[:, order]); written into ``out`` (a
+    C-contiguous (nL, nT) float64 array) when given."""
+    if order is not None or out is not None:
+        rho = xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
+        if order is None:
+            out[...] = rho
+            return out
+        return np.take(rho, order, axis=1, out=out)
     col_group = np.asarray(col_group)
     nL = tables[0][0].shape[0] if len(tables) else 0
-    rho = np.full((nL, Yt.shape[1]), np.nan) if out is None else out
-    if out is not None:
-        rho[...] = np.nan
+    rho = np.full((nL, Yt.shape[1]), np.nan)
     bounds = np.searchsorted(col_group, np.arange(len(tables) + 1))
     for g, (idx, dist) in enumerate(tables):
         c0, c1 = int(bounds[g]), int(bounds[g + 1])

@@ -380,11 +380,17 @@ def to_device(a):
     return cp.ascontiguousarray(cp.asarray(a))
 
 
-def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None):
+def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None,
+                      order=None):
     """Cross-map skill of nL library series for targets of several groups (see the module
-    docstring): rho (nL, nT), a NumPy array (copied into ``out``, a C-contiguous (nL, nT)
-    float64 array, when given: no host copy in between)."""
+    docstring): rho (nL, nT), a NumPy array; with ``order`` its columns ``order`` (gathered
+    on the device); copied into ``out`` (a C-contiguous (nL, nT) float64 array) when given,
+    with no host copy in between."""
+    import cupy as cp
+
     rho = xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
+    if order is not None:
+        rho = cp.ascontiguousarray(rho[:, cp.asarray(order)])
     return rho.get() if out is None else rho.get(out=out)
 
 
