@@ -1,0 +1,154 @@
+"""The predictive conditioning of :func:`xedm.causal_network` (numba, CPU).
+
+    conditional_errors(B, C, y, k, M, theta, excl) -> errors (max(m, 1), n)
+
+Leave-one-out local linear prediction (S-map on the k nearest neighbours) of a target from a
+base embedding ``B`` (d0, n) with one candidate coordinate ``C[c]`` (n,) added at a time; with
+no candidate (m = 0) the base alone.  Neighbours of the point p: the k nearest in
+(base + candidate) among its M nearest in the base alone (M = 0 or M >= n: all); points with
+``|p - q| <= excl`` (p itself included) are never neighbours; equal distances are taken in
+time order.  Weights ``exp(-theta d / mean(d))`` over the k neighbours; the fit
+``y ~ 1 + (coordinates - those of p)`` by weighted least squares (normal equations with a
+ridge of 1e-8 x trace on the slopes, Cholesky), whose intercept is the prediction.  The
+error is prediction - y[p] (NaN where the system is singular).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_STRICT
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, L, z):
+    """Weighted least squares of y[nb] on 1 and the coordinates relative to p's: the
+    intercept (NaN when the normal equations are singular)."""
+    d0 = B.shape[0]
+    nc = d0 + 1 + (1 if use_c else 0)
+    for u in range(nc):
+        bv[u] = 0.0
+        for v in range(nc):
+            A[u, v] = 0.0
+    for a in range(kk):
+        q = nb[a]
+        row[0] = 1.0
+        for c in range(d0):
+            row[c + 1] = B[c, q] - B[c, p]
+        if use_c:
+            row[d0 + 1] = C[ci, q] - C[ci, p]
+        wa = w[a]
+        yq = y[q]
+        for u in range(nc):
+            ru = wa * row[u]
+            bv[u] += ru * yq
+            for v in range(u, nc):
+                A[u, v] += ru * row[v]
+    tr = 0.0
+    for u in range(nc):
+        tr += A[u, u]
+    for u in range(1, nc):
+        A[u, u] += 1e-8 * tr + 1e-300
+    for u in range(nc):
+        s = A[u, u]
+        for v in range(u):
+            s -= L[u, v] * L[u, v]
+        if not s > 0:
+            return np.nan
+        L[u, u] = np.sqrt(s)
+        for r in range(u + 1, nc):
+            s2 = A[u, r]
+            for v in range(u):
+                s2 -= L[r, v] * L[u, v]
+            L[r, u] = s2 / L[u, u]
+    for u in range(nc):
+        s = bv[u]
+        for v in range(u):
+            s -= L[u, v] * z[v]
+        z[u] = s / L[u, u]
+    for u in range(nc - 1, -1, -1):
+        s = z[u]
+        for v in range(u + 1, nc):
+            s -= L[v, u] * z[v]
+        z[u] = s / L[u, u]
+    return z[0]
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def conditional_errors(B, C, y, k, M, theta, excl):
+    """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C (module
+    docstring); B (d0, n), C (m, n), y (n,) finite."""
+    d0, n = B.shape
+    m = C.shape[0]
+    mm = max(m, 1)
+    err = np.full((mm, n), np.nan)
+    nc_max = d0 + 2
+    for p in prange(n):
+        base = np.empty(n)
+        for q in range(n):
+            s = 0.0
+            for c in range(d0):
+                t = B[c, q] - B[c, p]
+                s += t * t
+            base[q] = s
+        lo, hi = max(0, p - excl), min(n, p + excl + 1)
+        for q in range(lo, hi):
+            base[q] = np.inf
+        navail = n - (hi - lo)
+        if navail < 1:
+            continue
+        nl = M if 0 < M < navail else navail
+        lib = np.empty(nl, np.int64)
+        thr = np.inf
+        if nl < navail:
+            thr = np.partition(base, nl - 1)[nl - 1]
+        cnt = 0
+        for q in range(n):
+            if base[q] < thr and cnt < nl:
+                lib[cnt] = q
+                cnt += 1
+        for q in range(n):
+            if base[q] == thr and cnt < nl:
+                lib[cnt] = q
+                cnt += 1
+        kk = min(k, nl)
+        nb = np.empty(kk, np.int64)
+        ds = np.empty(kk)
+        w = np.empty(kk)
+        A = np.empty((nc_max, nc_max))
+        L = np.zeros((nc_max, nc_max))
+        bv = np.empty(nc_max)
+        row = np.empty(nc_max)
+        z = np.empty(nc_max)
+        for ci in range(mm):
+            cnt = 0
+            for a in range(nl):  # the kk nearest, by insertion (time order among ties)
+                q = lib[a]
+                dq = base[q]
+                if m > 0:
+                    t = C[ci, q] - C[ci, p]
+                    dq += t * t
+                if cnt < kk:
+                    pos = cnt
+                    cnt += 1
+                elif dq < ds[kk - 1] or (dq == ds[kk - 1] and q < nb[kk - 1]):
+                    pos = kk - 1
+                else:
+                    continue
+                while pos > 0 and (ds[pos - 1] > dq or (ds[pos - 1] == dq and nb[pos - 1] > q)):
+                    ds[pos] = ds[pos - 1]
+                    nb[pos] = nb[pos - 1]
+                    pos -= 1
+                ds[pos] = dq
+                nb[pos] = q
+            md = 0.0
+            for a in range(kk):
+                ds[a] = np.sqrt(ds[a])
+                md += ds[a]
+            md = md / kk
+            for a in range(kk):
+                w[a] = np.exp(-theta * ds[a] / md) if md > 0 else 1.0
+            err[ci, p] = _intercept(B, C, ci, m > 0, y, p, nb, w, kk, A, bv, row, L, z) - y[p]
+    return err
