@@ -459,7 +459,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
         coords = {("own", lag): Z[i, t - lag] for lag in range(1, E[i])}
         coords.update({("drv", j): weight * Z[j, t] for j in range(N) if j != i})
 
-        def errs(chosen, extra=None):
+        def errs(chosen, extra=None, i=i, t=t, y=y, coords=coords, excl=excl):
             cols = [Z[i, t]] + [coords[c] for c in chosen]
             return loo_errors(cols + ([coords[extra]] if extra else []), y, len(cols), excl)
 
