@@ -397,7 +397,8 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
     from z_i(t), the chosen own lags z_i(t - l) (l < E_i) and weight * z_j(t) of the chosen
     drivers j; points within the Theiler window (the first lag whose autocorrelation is
     below 1/e, minus one) are left out; the neighbours are the 2 (d + 1) + 10 nearest (in
-    the d coordinates) among the `near` nearest in the base coordinates, ties in time order;
+    the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
+    the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
     the point].  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
     variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
@@ -420,7 +421,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
                 return lag - 1
         return max(len(z) // 10, 1)
 
-    def loo_errors(cols, y, base_dims, excl):
+    def loo_errors(cols, y, own_dims, excl):
         n = len(y)
         A = np.array(cols).T  # (n, d)
         d = A.shape[1]
@@ -428,7 +429,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
         e = np.empty(n)
         for p in range(n):
             cand = np.array([q for q in range(n) if abs(q - p) > excl])
-            db = ((A[cand, :base_dims] - A[p, :base_dims]) ** 2).sum(axis=1)
+            db = ((A[cand][:, own_dims] - A[p, own_dims]) ** 2).sum(axis=1)
             lib = np.sort(cand[np.argsort(db, kind="stable")[:near]])
             dd = ((A[lib] - A[p]) ** 2).sum(axis=1)
             nb = lib[np.argsort(dd, kind="stable")[:k]]
@@ -460,8 +461,10 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
         coords.update({("drv", j): weight * Z[j, t] for j in range(N) if j != i})
 
         def errs(chosen, extra=None, i=i, t=t, y=y, coords=coords, excl=excl):
-            cols = [Z[i, t]] + [coords[c] for c in chosen]
-            return loo_errors(cols + ([coords[extra]] if extra else []), y, len(cols), excl)
+            keys = [*chosen, extra] if extra else list(chosen)
+            cols = [Z[i, t]] + [coords[c] for c in keys]
+            own = [0] + [a + 1 for a, c in enumerate(keys) if c[0] == "own"]
+            return loo_errors(cols, y, own, excl)
 
         chosen, live = [], list(coords)
         e0 = errs(chosen)

@@ -32,7 +32,7 @@ from ..kernels import get_kernel
 
 #: defaults of the conditioning, recorded in causal_network's attrs
 DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation time)",
-            "neighbors": "2 (d + 1) + 10 of the 60 nearest in i's own state",
+            "neighbors": "2 (d + 1) + 10 of the 60 nearest in i's own state (value, own lags)",
             "theta": 1.0, "alpha_drop": 0.5, "max_drivers": 8}
 M_NEAR = 60
 
@@ -127,18 +127,36 @@ def _select(Z, i, E, drivers, excl, *, weight, theta, alpha_drop, max_drivers):
     """Forward selection and retest for series i (module docstring): ({driver: (p, gain)} at
     each driver's last test, the selected drivers)."""
     kernel = get_kernel("conditional_errors", "cpu")
+    pool_kernel = get_kernel("conditional_pool", "cpu")
     t = np.arange(max(E - 1, 0), Z.shape[1] - 1)
     y = np.ascontiguousarray(Z[i, t + 1])
     coords = {("own", lag): Z[i, t - lag] for lag in range(1, E)}
     coords.update({("drv", j): weight * Z[j, t] for j in drivers})
+    pools: dict = {}
+
+    def pool(base_keys):
+        """Each point's M_NEAR nearest in i's own state (its value and chosen own lags)."""
+        own = tuple(c for c in base_keys if c[0] == "own")
+        if own not in pools:
+            O = np.stack([Z[i, t]] + [coords[c] for c in own])
+            pools[own] = pool_kernel(np.ascontiguousarray(O), M_NEAR, excl)
+        return pools[own]
 
     def errors(base_keys, extra_keys):
+        """Errors (max(len(extra_keys), 1), n) of the model base_keys + each extra key."""
+        own = [c for c in extra_keys if c[0] == "own"]
+        if own and len(extra_keys) > 1:  # an own lag changes the pool: one call each
+            drv = [c for c in extra_keys if c[0] != "own"]
+            rows = {c: errors(base_keys, [c])[0] for c in own}
+            if drv:
+                rows.update(zip(drv, errors(base_keys, drv), strict=True))
+            return np.stack([rows[c] for c in extra_keys])
         B = np.stack([Z[i, t]] + [coords[c] for c in base_keys])
         C = (np.stack([coords[c] for c in extra_keys]) if extra_keys
              else np.zeros((0, len(t))))
         d = B.shape[0] + (1 if extra_keys else 0)
-        return kernel(np.ascontiguousarray(B), np.ascontiguousarray(C), y, n_neighbors(d),
-                      M_NEAR, theta, excl)
+        return kernel(np.ascontiguousarray(B), np.ascontiguousarray(C), y,
+                      pool([*base_keys, *own]), n_neighbors(d), theta)
 
     tested: dict = {}
     chosen: list = []

@@ -1,16 +1,20 @@
 """The predictive conditioning of :func:`xedm.causal_network` (numba, CPU).
 
-    conditional_errors(B, C, y, k, M, theta, excl) -> errors (max(m, 1), n)
+    conditional_pool(O, M, excl) -> lib (n, M')
+    conditional_errors(B, C, y, lib, k, theta) -> errors (max(m, 1), n)
 
-Leave-one-out local linear prediction (S-map on the k nearest neighbours) of a target from a
-base embedding ``B`` (d0, n) with one candidate coordinate ``C[c]`` (n,) added at a time; with
-no candidate (m = 0) the base alone.  Neighbours of the point p: the k nearest in
-(base + candidate) among its M nearest in the base alone (M = 0 or M >= n: all); points with
-``|p - q| <= excl`` (p itself included) are never neighbours; equal distances are taken in
-time order.  Weights ``exp(-theta d / mean(d))`` over the k neighbours; the fit
-``y ~ 1 + (coordinates - those of p)`` by weighted least squares (normal equations with a
-ridge of 1e-8 x trace on the slopes, Cholesky), whose intercept is the prediction.  The
-error is prediction - y[p] (NaN where the system is singular).
+``conditional_pool``: for each point p, its M' = min(M, available) nearest points in the
+coordinates ``O`` (d, n) (the series' own state), ties in time order, listed in time order;
+points with ``|p - q| <= excl`` (p itself included) are never listed.
+
+``conditional_errors``: leave-one-out local linear prediction (S-map on the k nearest
+neighbours) of a target from coordinates ``B`` (d0, n) with one candidate coordinate ``C[c]``
+(n,) added at a time; with no candidate (m = 0) from B alone.  The neighbours of p: the k
+nearest in (B + candidate) among its pool ``lib[p]``, ties in time order.  Weights
+``exp(-theta d / mean(d))`` over the k neighbours; the fit ``y ~ 1 + (coordinates - those of
+p)`` by weighted least squares (normal equations with a ridge of 1e-8 x trace on the slopes,
+Cholesky), whose intercept is the prediction.  The error is prediction - y[p] (NaN where the
+system is singular or p has no pool).
 """
 
 from __future__ import annotations
@@ -77,42 +81,69 @@ def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, L, z):
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def conditional_errors(B, C, y, k, M, theta, excl):
-    """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C (module
-    docstring); B (d0, n), C (m, n), y (n,) finite."""
+def conditional_pool(O, M, excl):
+    """The M nearest points of every point in the coordinates O (d, n) (module docstring):
+    lib (n, M') int64, each row in time order; -1 pads rows with fewer points."""
+    d, n = O.shape
+    width = max(min(M, n - 1), 1)
+    out = np.full((n, width), -1, np.int64)
+    for p in prange(n):
+        lo, hi = max(0, p - excl), min(n, p + excl + 1)
+        nl = min(width, n - (hi - lo))
+        if nl < 1:
+            continue
+        lib = np.empty(nl, np.int64)
+        lbd = np.empty(nl)
+        cnt = 0
+        for q in range(n):
+            if lo <= q < hi:
+                continue
+            dq = 0.0
+            for c in range(d):
+                t = O[c, q] - O[c, p]
+                dq += t * t
+            if cnt < nl:
+                pos = cnt
+                cnt += 1
+            elif dq < lbd[nl - 1]:
+                pos = nl - 1
+            else:
+                continue
+            while pos > 0 and lbd[pos - 1] > dq:
+                lbd[pos] = lbd[pos - 1]
+                lib[pos] = lib[pos - 1]
+                pos -= 1
+            lbd[pos] = dq
+            lib[pos] = q
+        lib.sort()
+        out[p, :nl] = lib
+    return out
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def conditional_errors(B, C, y, lib, k, theta):
+    """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C, the
+    neighbours taken from the pools ``lib`` (module docstring); B (d0, n), C (m, n), y (n,)
+    finite, lib (n, M) from :func:`conditional_pool`."""
     d0, n = B.shape
     m = C.shape[0]
     mm = max(m, 1)
     err = np.full((mm, n), np.nan)
     nc_max = d0 + 2
     for p in prange(n):
-        base = np.empty(n)
-        for q in range(n):
+        nl = 0
+        while nl < lib.shape[1] and lib[p, nl] >= 0:
+            nl += 1
+        if nl < 1:
+            continue
+        base = np.empty(nl)
+        for a in range(nl):
+            q = lib[p, a]
             s = 0.0
             for c in range(d0):
                 t = B[c, q] - B[c, p]
                 s += t * t
-            base[q] = s
-        lo, hi = max(0, p - excl), min(n, p + excl + 1)
-        for q in range(lo, hi):
-            base[q] = np.inf
-        navail = n - (hi - lo)
-        if navail < 1:
-            continue
-        nl = M if 0 < M < navail else navail
-        lib = np.empty(nl, np.int64)
-        thr = np.inf
-        if nl < navail:
-            thr = np.partition(base, nl - 1)[nl - 1]
-        cnt = 0
-        for q in range(n):
-            if base[q] < thr and cnt < nl:
-                lib[cnt] = q
-                cnt += 1
-        for q in range(n):
-            if base[q] == thr and cnt < nl:
-                lib[cnt] = q
-                cnt += 1
+            base[a] = s
         kk = min(k, nl)
         nb = np.empty(kk, np.int64)
         ds = np.empty(kk)
@@ -125,19 +156,19 @@ def conditional_errors(B, C, y, k, M, theta, excl):
         for ci in range(mm):
             cnt = 0
             for a in range(nl):  # the kk nearest, by insertion (time order among ties)
-                q = lib[a]
-                dq = base[q]
+                q = lib[p, a]
+                dq = base[a]
                 if m > 0:
                     t = C[ci, q] - C[ci, p]
                     dq += t * t
                 if cnt < kk:
                     pos = cnt
                     cnt += 1
-                elif dq < ds[kk - 1] or (dq == ds[kk - 1] and q < nb[kk - 1]):
+                elif dq < ds[kk - 1]:
                     pos = kk - 1
                 else:
                     continue
-                while pos > 0 and (ds[pos - 1] > dq or (ds[pos - 1] == dq and nb[pos - 1] > q)):
+                while pos > 0 and ds[pos - 1] > dq:
                     ds[pos] = ds[pos - 1]
                     nb[pos] = nb[pos - 1]
                     pos -= 1
