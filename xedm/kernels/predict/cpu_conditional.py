@@ -12,7 +12,7 @@ neighbours) of a target from coordinates ``B`` (d0, n) with one candidate coordi
 (n,) added at a time; with no candidate (m = 0) from B alone.  The neighbours of p: the k
 nearest in (B + candidate) among its pool ``lib[p]``, ties in time order.  Weights
 ``exp(-theta d / mean(d))`` over the k neighbours; the fit ``y ~ 1 + (coordinates - those of
-p)`` by weighted least squares (normal equations with a ridge of 1e-8 x trace on the slopes,
+p)`` by weighted least squares (S-map's solver: the normal matrix scaled to unit diagonal,
 Cholesky), whose intercept is the prediction.  The error is prediction - y[p] (NaN where the
 system is singular or p has no pool).
 """
@@ -24,12 +24,35 @@ from numba import njit, prange
 
 from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_STRICT
+from ..smap.cpu import _solve, unit_cholesky
+
+
+@njit(cache=True, inline="always")
+def _insert(ds, nb, cnt, kk, dq, q):
+    """Insert (dq, q) into the ascending buffer ds/nb holding cnt of at most kk entries
+    (an equal distance goes after the entries already there: time order when q ascends);
+    returns the new count."""
+    if cnt < kk:
+        pos = cnt
+        cnt += 1
+    elif dq < ds[kk - 1]:
+        pos = kk - 1
+    else:
+        return cnt
+    while pos > 0 and ds[pos - 1] > dq:
+        ds[pos] = ds[pos - 1]
+        nb[pos] = nb[pos - 1]
+        pos -= 1
+    ds[pos] = dq
+    nb[pos] = q
+    return cnt
 
 
 @njit(cache=True, fastmath=FASTMATH_STRICT)
-def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, L, z):
+def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, R, sc, z):
     """Weighted least squares of y[nb] on 1 and the coordinates relative to p's: the
-    intercept (NaN when the normal equations are singular)."""
+    intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or below
+    PIVOT_MIN: S-map's solver)."""
     d0 = B.shape[0]
     nc = d0 + 1 + (1 if use_c else 0)
     for u in range(nc):
@@ -50,34 +73,12 @@ def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, L, z):
             bv[u] += ru * yq
             for v in range(u, nc):
                 A[u, v] += ru * row[v]
-    tr = 0.0
+    if not unit_cholesky(A, R, sc, nc):
+        return np.nan
     for u in range(nc):
-        tr += A[u, u]
-    for u in range(1, nc):
-        A[u, u] += 1e-8 * tr + 1e-300
-    for u in range(nc):
-        s = A[u, u]
-        for v in range(u):
-            s -= L[u, v] * L[u, v]
-        if not s > 0:
-            return np.nan
-        L[u, u] = np.sqrt(s)
-        for r in range(u + 1, nc):
-            s2 = A[u, r]
-            for v in range(u):
-                s2 -= L[r, v] * L[u, v]
-            L[r, u] = s2 / L[u, u]
-    for u in range(nc):
-        s = bv[u]
-        for v in range(u):
-            s -= L[u, v] * z[v]
-        z[u] = s / L[u, u]
-    for u in range(nc - 1, -1, -1):
-        s = z[u]
-        for v in range(u + 1, nc):
-            s -= L[v, u] * z[v]
-        z[u] = s / L[u, u]
-    return z[0]
+        bv[u] = bv[u] / sc[u]
+    _solve(R, bv, z, nc)
+    return z[0] / sc[0]
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
@@ -102,19 +103,7 @@ def conditional_pool(O, M, excl):
             for c in range(d):
                 t = O[c, q] - O[c, p]
                 dq += t * t
-            if cnt < nl:
-                pos = cnt
-                cnt += 1
-            elif dq < lbd[nl - 1]:
-                pos = nl - 1
-            else:
-                continue
-            while pos > 0 and lbd[pos - 1] > dq:
-                lbd[pos] = lbd[pos - 1]
-                lib[pos] = lib[pos - 1]
-                pos -= 1
-            lbd[pos] = dq
-            lib[pos] = q
+            cnt = _insert(lbd, lib, cnt, nl, dq, q)
         lib.sort()
         out[p, :nl] = lib
     return out
@@ -149,7 +138,8 @@ def conditional_errors(B, C, y, lib, k, theta):
         ds = np.empty(kk)
         w = np.empty(kk)
         A = np.empty((nc_max, nc_max))
-        L = np.zeros((nc_max, nc_max))
+        R = np.zeros((nc_max, nc_max))
+        sc = np.empty(nc_max)
         bv = np.empty(nc_max)
         row = np.empty(nc_max)
         z = np.empty(nc_max)
@@ -161,19 +151,7 @@ def conditional_errors(B, C, y, lib, k, theta):
                 if m > 0:
                     t = C[ci, q] - C[ci, p]
                     dq += t * t
-                if cnt < kk:
-                    pos = cnt
-                    cnt += 1
-                elif dq < ds[kk - 1]:
-                    pos = kk - 1
-                else:
-                    continue
-                while pos > 0 and ds[pos - 1] > dq:
-                    ds[pos] = ds[pos - 1]
-                    nb[pos] = nb[pos - 1]
-                    pos -= 1
-                ds[pos] = dq
-                nb[pos] = q
+                cnt = _insert(ds, nb, cnt, kk, dq, q)
             md = 0.0
             for a in range(kk):
                 ds[a] = np.sqrt(ds[a])
@@ -181,5 +159,5 @@ def conditional_errors(B, C, y, lib, k, theta):
             md = md / kk
             for a in range(kk):
                 w[a] = np.exp(-theta * ds[a] / md) if md > 0 else 1.0
-            err[ci, p] = _intercept(B, C, ci, m > 0, y, p, nb, w, kk, A, bv, row, L, z) - y[p]
+            err[ci, p] = _intercept(B, C, ci, m > 0, y, p, nb, w, kk, A, bv, row, R, sc, z) - y[p]
     return err
