@@ -1,6 +1,8 @@
 """causal_network (direct links: library's E, lag signature, predictive conditioning and
 partial cross mapping), the E_from choice of xmap and ccm, to_networkx and the network view."""
 
+import warnings
+
 import naive
 import numpy as np
 import pytest
@@ -98,6 +100,13 @@ def test_predictive_conditioning_matches_naive():
 
     assert decorrelation_time(X[0]) == 0
     assert decorrelation_time(np.sin(np.arange(400) / 10.0)) == 11  # cos(l / 10) < 1/e
+    # a constant series: no driver of it, none through it, and no warning
+    Xc = X.copy()
+    Xc[1] = 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p, gain, sel, _ = predictive_tests(Xc, E)
+    assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
 
 
 def test_predictive_conditioning_removes_indirect_links():

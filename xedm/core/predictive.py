@@ -86,9 +86,11 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     var = var * (1 + r1) / (1 - r1)
     z = s.sum(axis=1) / np.sqrt(np.where(var > 0, var, 1.0))
     p = np.where(var > 0, ndtr(-z), 1.0)
-    mse0 = np.nanmean(e0**2)
-    gain = 1.0 - np.nanmean(np.where(ok, e1, np.nan) ** 2, axis=1) / mse0 if mse0 > 0 else (
-        np.zeros(len(e1)))
+    sq0 = np.where(np.isfinite(e0), e0, 0.0) ** 2
+    mse0 = sq0.sum() / max(np.isfinite(e0).sum(), 1)
+    sq1 = np.where(ok, e1, 0.0) ** 2
+    mse1 = sq1.sum(axis=1) / np.maximum(ok.sum(axis=1), 1)
+    gain = 1.0 - mse1 / mse0 if mse0 > 0 else np.zeros(len(e1))
     return p, gain
 
 
