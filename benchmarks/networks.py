@@ -12,8 +12,9 @@ links are scored by precision, recall and F1 over the off-diagonal pairs, with i
 
 Tools
 - ``causal_network``: ``xedm.causal_network`` with its defaults (library's E chosen in
-  1..10, lags -2..2, 29 ebisuzaki surrogates with the normal p, alpha = 0.05, partial cross
-  mapping, min_partial = 0.2), seed 0.
+  1..10, lags -2..2, 29 ebisuzaki surrogates with the normal p, alpha = 0.05, predictive
+  conditioning), seed 0; ``--conditioning partial``: partial cross mapping (min_partial =
+  0.2), the default before.
 - ``xmap``: ``xedm.xmap`` (E chosen per series, Tp = 0), 99 surrogates, ``p_method="normal"``,
   links where ``q_value <= 0.05``.
 - ``pcmci``: Tigramite's PCMCI with ParCorr, tau_min = 1, tau_max = 3, pc_alpha = None
@@ -111,17 +112,18 @@ def score(link, truth) -> dict:
             "true_links": int((truth & off).sum()), "share_linked": float(link.sum() / off.sum())}
 
 
-def run_tool(xedm, tool: str, X, backend: str | None, n_sur: int, pc_alpha=None):
+def run_tool(xedm, tool: str, X, backend: str | None, n_sur: int, pc_alpha=None,
+             conditioning="predictive"):
     import xarray as xr
 
     da = xr.DataArray(X, dims=("series", "time"))
     t0 = time.perf_counter()
     if tool == "causal_network":
         net = xedm.causal_network(da, seed=0, backend=backend, progress=False,
-                                  surrogates=n_sur)
+                                  surrogates=n_sur, conditioning=conditioning)
         link = net.link.values
         extra = {"candidates": int(net.candidate.values.sum()),
-                 "synchrony": int(net.synchrony.values.sum())}
+                 "synchrony": int(net.synchrony.values.sum()), "conditioning": conditioning}
     elif tool == "xmap":
         cm = xedm.xmap(da, "series", surrogates=99, p_method="normal", seed=0,
                        backend=backend, progress=False)
@@ -146,7 +148,8 @@ def run_tool(xedm, tool: str, X, backend: str | None, n_sur: int, pc_alpha=None)
     return link, time.perf_counter() - t0, extra
 
 
-def scale(xedm, N: int, T: int, backend: str | None, n_sur: int) -> dict:
+def scale(xedm, N: int, T: int, backend: str | None, n_sur: int,
+          conditioning="predictive") -> dict:
     """One causal_network against one plain xmap on many_series(N, T)."""
     da = xedm.datasets.many_series(N, T, seed=0).x
     small = xedm.datasets.many_series(6, 200, seed=0).x  # compile first
@@ -156,10 +159,11 @@ def scale(xedm, N: int, T: int, backend: str | None, n_sur: int) -> dict:
     xedm.xmap(da, "series", backend=backend, progress=False)
     t_x = time.perf_counter() - t0
     t0 = time.perf_counter()
-    xedm.causal_network(da, seed=0, backend=backend, progress=False, surrogates=n_sur)
+    xedm.causal_network(da, seed=0, backend=backend, progress=False, surrogates=n_sur,
+                        conditioning=conditioning)
     t_n = time.perf_counter() - t0
     return {"N": N, "T": T, "backend": backend or "auto", "xmap_s": t_x,
-            "causal_network_s": t_n, "ratio": t_n / t_x}
+            "causal_network_s": t_n, "ratio": t_n / t_x, "conditioning": conditioning}
 
 
 def fmt(v, digits=2):
@@ -220,6 +224,8 @@ def main(argv=None):
     ap.add_argument("--pc-alpha", default="none",
                     help="PCMCI's pc_alpha: 'none' (chosen among 0.05-0.5, its best) or a "
                     "number (0.05 is run_pcmci's default; several times faster)")
+    ap.add_argument("--conditioning", default="predictive",
+                    help="causal_network's conditioning: predictive (default) or partial")
     ap.add_argument("--json", default=None, help="write the results to this path")
     ap.add_argument("--table", default=None,
                     help="print the table of JSON files (comma-separated, merged) and exit")
@@ -242,7 +248,7 @@ def main(argv=None):
         for tool in tools:
             pc_alpha = None if args.pc_alpha.lower() == "none" else float(args.pc_alpha)
             link, secs, extra = run_tool(xedm, tool, X, args.backend, args.surrogates,
-                                         pc_alpha)
+                                         pc_alpha, args.conditioning)
             r = {**score(link, truth), "seconds": secs, **extra}
             if case == "logistic_pair":
                 r["x_to_y"] = bool(link[1, 0])
@@ -253,7 +259,7 @@ def main(argv=None):
                   f"{secs:7.1f} s", flush=True)
     if "scale" in only:
         doc["scale"] = scale(xedm, 10 if args.quick else args.scale, 300 if args.quick else 1000,
-                             args.backend, args.surrogates)
+                             args.backend, args.surrogates, args.conditioning)
         print(f"scale: {doc['scale']}", flush=True)
     print(table(doc))
     if args.json:

@@ -389,6 +389,105 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1), pool
     return r, p, m
 
 
+def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_drivers=8,
+                            near=60):
+    """causal_network's predictive conditioning, from the words of its docs.
+
+    Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
+    from z_i(t), the chosen own lags z_i(t - l) (l < E_i) and weight * z_j(t) of the chosen
+    drivers j; points within the Theiler window (the first lag whose autocorrelation is
+    below 1/e, minus one) are left out; the neighbours are the 2 (d + 1) + 10 nearest (in
+    the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
+    the model), ties in time order;
+    weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
+    the point].  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
+    variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
+    clipped to [0, 0.99]).  Forward: add the best candidate with p <= alpha_drop, drop those
+    above; then each chosen driver retested given the other chosen terms.
+    Returns p (N, N), gain (N, N), selected (N, N).
+    """
+    from math import erfc, exp, sqrt
+
+    X = np.asarray(X, float)
+    Z = (X - X.mean(1, keepdims=True)) / X.std(1, keepdims=True)
+    N, T = Z.shape
+    P = np.ones((N, N))
+    G = np.full((N, N), np.nan)
+    S = np.zeros((N, N), bool)
+
+    def theiler(z):
+        for lag in range(1, max(len(z) // 10, 1) + 1):
+            if np.dot(z[:-lag], z[lag:]) / np.dot(z, z) < exp(-1):
+                return lag - 1
+        return max(len(z) // 10, 1)
+
+    def loo_errors(cols, y, own_dims, excl):
+        n = len(y)
+        A = np.array(cols).T  # (n, d)
+        d = A.shape[1]
+        k = 2 * (d + 1) + 10
+        e = np.empty(n)
+        for p in range(n):
+            cand = np.array([q for q in range(n) if abs(q - p) > excl])
+            db = ((A[cand][:, own_dims] - A[p, own_dims]) ** 2).sum(axis=1)
+            lib = np.sort(cand[np.argsort(db, kind="stable")[:near]])
+            dd = ((A[lib] - A[p]) ** 2).sum(axis=1)
+            nb = lib[np.argsort(dd, kind="stable")[:k]]
+            dist = np.sqrt(((A[nb] - A[p]) ** 2).sum(axis=1))
+            w = np.exp(-theta * dist / dist.mean())
+            M = np.column_stack([np.ones(len(nb)), A[nb] - A[p]])
+            sw = np.sqrt(w)
+            coef = np.linalg.lstsq(M * sw[:, None], y[nb] * sw, rcond=None)[0]
+            e[p] = coef[0] - y[p]
+        return e
+
+    def test(e0, e1):
+        dlt = np.abs(e0) - np.abs(e1)
+        order = np.argsort(np.abs(dlt), kind="stable")
+        rank = np.empty(len(dlt))
+        rank[order] = np.arange(1, len(dlt) + 1)
+        s = np.sign(dlt) * rank
+        sc = s - s.mean()
+        r1 = min(max(np.mean(sc[1:] * sc[:-1]) / np.mean(sc ** 2), 0.0), 0.99)
+        var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
+        p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
+        return p, 1 - np.mean(e1 ** 2) / np.mean(e0 ** 2)
+
+    for i in range(N):
+        excl = theiler(Z[i])
+        t = np.arange(max(E[i] - 1, 0), T - 1)
+        y = Z[i, t + 1]
+        coords = {("own", lag): Z[i, t - lag] for lag in range(1, E[i])}
+        coords.update({("drv", j): weight * Z[j, t] for j in range(N) if j != i})
+
+        def errs(chosen, extra=None, i=i, t=t, y=y, coords=coords, excl=excl):
+            keys = [*chosen, extra] if extra else list(chosen)
+            cols = [Z[i, t]] + [coords[c] for c in keys]
+            own = [0] + [a + 1 for a, c in enumerate(keys) if c[0] == "own"]
+            return loo_errors(cols, y, own, excl)
+
+        chosen, live = [], list(coords)
+        e0 = errs(chosen)
+        while live and sum(c[0] == "drv" for c in chosen) < max_drivers:
+            res = {c: test(e0, errs(chosen, c)) for c in live}
+            for c, (p, g) in res.items():
+                if c[0] == "drv":
+                    P[i, c[1]], G[i, c[1]] = p, g
+            keep = [c for c in live if res[c][0] <= alpha_drop]
+            if not keep:
+                break
+            best = min(keep, key=lambda c: res[c][0])
+            e0 = errs(chosen, best)
+            chosen.append(best)
+            live = [c for c in keep if c != best]
+        for c in chosen:
+            if c[0] == "drv":
+                rest = [o for o in chosen if o != c]
+                P[i, c[1]], G[i, c[1]] = test(errs(rest), errs(rest, c))
+                S[i, c[1]] = True
+    return P, G, S
+
+
 # ---------------------------------------------------------------- sweeps, nonlinearity, IAAFT
 def predict_exclusion_radius(X, y, E, radii, **kw):
     return [simplex(X, y, E, excl=r, **kw)["rho"] for r in radii]

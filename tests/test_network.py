@@ -1,5 +1,7 @@
-"""causal_network (direct links: library's E, lag signature, partial cross mapping), the
-E_from choice of xmap and ccm, to_networkx and the network view."""
+"""causal_network (direct links: library's E, lag signature, predictive conditioning and
+partial cross mapping), the E_from choice of xmap and ccm, to_networkx and the network view."""
+
+import warnings
 
 import naive
 import numpy as np
@@ -8,6 +10,7 @@ import xarray as xr
 
 import xedm
 from xedm.core import network as core
+from xedm.core.predictive import predictive_tests
 
 
 def test_xmap_E_from_library_matches_naive():
@@ -79,11 +82,64 @@ def test_partial_cross_map_repeated_condition_costs_nothing():
     assert (m2[cand] == m1[cand] + 1).all()
 
 
+def test_predictive_conditioning_matches_naive():
+    ds = xedm.datasets.many_series(4, 60, density=0.5, seed=3)
+    X = ds.x.values
+    E = np.array([1, 2, 3, 1])  # own lags enter like candidates
+    p, gain, sel, n_drivers = predictive_tests(X, E)
+    p0, gain0, sel0 = naive.predictive_conditioning(X, E)
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
+    # normal equations (unit-diagonal Cholesky) against lstsq: equal to rounding
+    np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
+    np.testing.assert_array_equal(sel, sel0)
+    assert sel.any() and (off & ~sel).any()  # some drivers chosen, some not
+    np.testing.assert_array_equal(n_drivers, sel.sum(axis=1))
+    # a flow sampled finely: the Theiler window of the predictions grows with it
+    from xedm.core.predictive import decorrelation_time
+
+    assert decorrelation_time(X[0]) == 0
+    assert decorrelation_time(np.sin(np.arange(400) / 10.0)) == 11  # cos(l / 10) < 1/e
+    # a constant series: no driver of it, none through it, and no warning
+    Xc = X.copy()
+    Xc[1] = 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p, gain, sel, _ = predictive_tests(Xc, E)
+    assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
+
+
+def test_predictive_conditioning_removes_indirect_links():
+    # a chain 0 -> 1 -> 2 and a common driver 3 -> 4, 3 -> 5 (logistic maps, coupling 0.2)
+    rng = np.random.default_rng(0)
+    r, x = rng.uniform(3.7, 3.9, 6), rng.uniform(0.1, 0.9, 6)
+    edges = [(0, 1), (1, 2), (3, 4), (3, 5)]
+    X = np.empty((6, 500))
+    for t in range(600):
+        f = r * x * (1 - x)
+        x = f.copy()
+        for d, v in edges:
+            x[v] = 0.8 * f[v] + 0.2 * f[d]
+        if t >= 100:
+            X[:, t - 100] = x
+    truth = np.zeros((6, 6), bool)  # (library = driven, target = driver)
+    for d, v in edges:
+        truth[v, d] = True
+    net = xedm.causal_network(xr.DataArray(X, dims=("series", "time")), seed=0,
+                              surrogates=9, E_max=3)
+    assert net.attrs["conditioning"] == "predictive"
+    np.testing.assert_array_equal(net.link.values, truth)  # no 0 -> 2, no 4 <-> 5
+    sel = net.selected.values
+    assert (net.gain_q.values[sel] <= 0.05).all() and np.isnan(net.gain_q.values[~sel]).all()
+    assert net.gain.values[2, 1] > 0.1 and net.n_conditions.values[2, 0] == 1
+
+
 def test_conditioning_removes_indirect_links():
     ds = xedm.datasets.many_series(16, 500, density=0.12, seed=1)
     truth = ds.adjacency.values.T  # (library = driven, target = driver)
     before = ds.x.copy(deep=True)
-    net = xedm.causal_network(ds.x, seed=0, surrogates=19, E_max=4, lags=[-2, -1, 0, 1])
+    net = xedm.causal_network(ds.x, seed=0, surrogates=19, E_max=4, lags=[-2, -1, 0, 1],
+                              conditioning="partial")
     xr.testing.assert_identical(ds.x, before)  # the input is never modified
     cand, link = net.candidate.values, net.link.values
     assert (link <= cand).all()
@@ -116,7 +172,8 @@ def test_logistic_pair_direction_and_networkx():
     e = g.edges["x", "y"]
     assert e["rho"] == pytest.approx(float(net.rho.sel(library="y", target="x")))
     assert e["lag"] == int(net.driver_Tp.sel(library="y", target="x"))
-    assert {"p", "q", "E", "partial_rho", "partial_q"} <= set(e)
+    assert {"p", "q", "E", "gain", "gain_q"} <= set(e)
+    assert e["gain"] == pytest.approx(float(net.gain.sel(library="y", target="x")))
 
 
 def test_red_noise_gives_few_links():
@@ -157,6 +214,7 @@ def test_network_view():
     ({"alpha": 1.5}, "alpha=1.5"),
     ({"min_partial": 1.0}, "min_partial=1.0"),
     ({"surrogates": 0}, "surrogates"),
+    ({"conditioning": "pc"}, "conditioning='pc'"),
 ])
 def test_bad_parameters(kwargs, match):
     X = xedm.datasets.many_series(3, 100, seed=0).x

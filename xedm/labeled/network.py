@@ -22,7 +22,16 @@ from .checks import (
 from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
 
-#: the decision rule, as the result's attrs and the docs state it
+#: the decision rule of each conditioning, as the result's attrs and the docs state it
+RULE_PREDICTIVE = (
+    "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "
+    "by the predictive conditioning (among the pairs with p_value <= 0.5: forward "
+    "selection, then each selected driver retested "
+    "given the others: adding j's value z_j(t) to a multivariate embedding of i (i's value, "
+    "its selected own lags and its other selected drivers) lowers the absolute errors of the "
+    "leave-one-out local linear prediction of i(t + 1), one-sided Wilcoxon signed-rank test), "
+    "gain_q <= alpha (Benjamini-Hochberg over the selected pairs) and the pair is not "
+    "marked synchrony (significant cross maps both ways peaking at Tp > 0)")
 RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the cross map of "
         "i to j at its best lag Tp <= 0 beats the surrogates, Bonferroni over the driver "
         "lags, Benjamini-Hochberg over the off-diagonal pairs); best_Tp <= 0 (the skill "
@@ -75,12 +84,13 @@ def causal_network(
     seed: int | None = None,
     alpha: float = 0.05,
     min_partial: float = 0.2,
+    conditioning: str = "predictive",
     backend: str | None = None,
     progress: bool | None = None,
     neighbors: str | None = None,
 ) -> xr.Dataset:
     """Direct causal network of many series: cross maps, a lag scan, surrogate significance,
-    false-discovery control and partial cross mapping, in one call.
+    false-discovery control and a conditioning step (predictive by default), in one call.
 
     ``link[library=i, target=j]`` True means **j drives i directly** (the orientation of
     :func:`xedm.xmap`: a high skill of i's manifold at recovering j).  The pipeline and its
@@ -96,8 +106,20 @@ def causal_network(
        Benjamini-Hochberg over the off-diagonal pairs.  ``best_Tp``: the best lag overall; a
        real driver peaks at Tp <= 0 (Ye et al. 2015).
     4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
-    5. Conditioning (partial cross mapping, after Leng et al. 2020): for each candidate
-       j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
+    5. Conditioning, ``conditioning="predictive"`` (the default): for each series i, the
+       drivers j (among those with ``p_value <= 0.5``, a loose screen that halves the cost)
+       whose values z_j(t) improve the leave-one-out local linear prediction of
+       i(t + 1) from a multivariate embedding (i's value, its own lags, its other selected
+       drivers) are selected forward and retested given each other (one-sided Wilcoxon
+       signed-rank test of the absolute errors): ``gain`` (the relative reduction of the mean
+       squared error), ``gain_p``, ``gain_q`` (Benjamini-Hochberg over the selected
+       pairs), ``selected``, ``n_conditions`` (i's other selected drivers).  An indirect
+       driver (j -> k -> i) or a shared driver (k -> i, k -> j) adds nothing once k is in
+       i's embedding.  ``link``: selected, ``gain_q <= alpha``, not ``synchrony``.  The cross
+       map's ``candidate`` (its FDR decision) is not required: the predictive test sees weak
+       drivers the cross map misses.
+       ``conditioning="partial"`` (partial cross mapping, after Leng et al. 2020): for each
+       candidate j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
        manifold given its estimates from the manifolds of i's other **screened** drivers k
        (``p_value <= alpha`` before Benjamini-Hochberg, ``best_Tp <= 0``: a looser screen than the
        candidates', so that an intermediary the FDR step missed still explains its path
@@ -105,7 +127,7 @@ def causal_network(
        t-test, ``partial_q`` Benjamini-Hochberg over the candidates.  An indirect driver
        (j -> k -> i) or a shared driver (k -> i, k -> j) leaves i no knowledge of j beyond
        k's, and little partial correlation.
-    6. ``link``: a candidate with ``partial_q <= alpha`` and ``partial_rho >= min_partial``.
+       ``link``: a candidate with ``partial_q <= alpha`` and ``partial_rho >= min_partial``.
 
     Parameters
     ----------
@@ -133,18 +155,22 @@ def causal_network(
     alpha : float
         The false-discovery level of both tests, in (0, 1).
     min_partial : float
-        The smallest partial correlation a link must keep, in [0, 1): with long series the
-        t-test alone keeps the small remnants of indirect links (nonlinear coupling is not
-        removed entirely by a linear partial correlation).
+        With ``conditioning="partial"``: the smallest partial correlation a link must keep,
+        in [0, 1): with long series the t-test alone keeps the small remnants of indirect
+        links (nonlinear coupling is not removed entirely by a linear partial correlation).
+    conditioning : {"predictive", "partial"}
+        How direct links are told from indirect ones: the predictive test (default) or
+        partial cross mapping (the pipeline before; higher cost in recall on weak links).
     backend, progress, neighbors : as in :func:`xedm.xmap`.
 
     Returns
     -------
     Dataset over (library, target): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
-    ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, ``partial_rho``,
-    ``partial_p``, ``partial_q``, ``n_conditions``, ``synchrony`` (significant both ways with
-    the skill peaking at Tp > 0 both ways: synchrony or strong shared forcing, never a link),
-    ``link``; and ``rho_lag`` (library, target, Tp).  Every choice is in attrs.
+    ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, the conditional
+    statistics (``gain``, ``gain_p``, ``gain_q``, ``selected``; or ``partial_rho``,
+    ``partial_p``, ``partial_q``), ``n_conditions``, ``synchrony`` (significant both ways
+    with the skill peaking at Tp > 0 both ways: synchrony or strong shared forcing, never a
+    link), ``link``; and ``rho_lag`` (library, target, Tp).  Every choice is in attrs.
 
     Raises
     ------
@@ -178,6 +204,9 @@ def causal_network(
     alpha = float(alpha)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha={alpha} must lie in (0, 1), e.g. 0.05")
+    if conditioning not in ("predictive", "partial"):
+        raise ValueError(f"conditioning={conditioning!r} must be 'predictive' (the default) "
+                         "or 'partial' (partial cross mapping)")
     min_partial = float(min_partial)
     if not 0 <= min_partial < 1:
         raise ValueError(f"min_partial={min_partial} must lie in [0, 1), e.g. 0.2")
@@ -201,20 +230,22 @@ def causal_network(
     S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
     out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
                   excl=excl, S=S, p_method=p_method, alpha=alpha, min_partial=min_partial,
-                  backend=backend, method=search,
+                  backend=backend, method=search, conditioning=conditioning,
                   progress=progress_bar(progress, "causal_network", N))
-    return _dataset(out, labels, sdim, lags_arr, E_from, sig, search, dict(
+    return _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
         min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend))
 
 
-def _dataset(out, labels, sdim, lags, E_from, sig, search, attrs) -> xr.Dataset:
+def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) -> xr.Dataset:
     pair = ("library", "target")
     Es = out["E"]
     E_pair = np.repeat(Es[:, None], len(Es), 1) if E_from == "library" else np.repeat(
         Es[None, :], len(Es), 0)
-    names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", "partial_rho",
-             "partial_p", "partial_q", "n_conditions", "synchrony", "link"]
+    stats = (["gain", "gain_p", "gain_q", "selected"] if conditioning == "predictive"
+             else ["partial_rho", "partial_p", "partial_q"])
+    names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", *stats,
+             "n_conditions", "synchrony", "link"]
     ds = xr.Dataset({k: (pair, out[k]) for k in names})
     ds["E"] = (pair, E_pair)
     ds["rho_lag"] = (("library", "target", "Tp"), out["rho_lag"])
@@ -223,18 +254,40 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, attrs) -> xr.Dataset:
 
     ds.attrs.update(attrs)
     ds.attrs.update(significance_attrs(sig))
+    if conditioning == "predictive":
+        from ..core.predictive import DEFAULTS
+
+        cond = dict(
+            conditioning="predictive",
+            conditioning_method=(
+                "predictive: leave-one-out local linear (S-map on the nearest neighbours) "
+                "prediction of the library i at t + 1 from i's value at t, its own lags "
+                "(selected like drivers) and the values at t of its selected drivers (each "
+                "series standardized; drivers weighted in the distance); forward selection, "
+                "then each selected driver retested given the others; one-sided Wilcoxon "
+                "signed-rank test of the absolute errors with and without the driver"),
+            conditioning_options=str(DEFAULTS),
+            conditioning_set=("the library's other selected drivers and its selected own "
+                              "lags; candidate drivers: p_value <= 0.5"),
+            fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; gain_q: "
+                        "over the selected pairs"),
+            rule=RULE_PREDICTIVE)
+    else:
+        cond = dict(
+            conditioning="partial",
+            conditioning_method=(
+                "partial cross mapping: partial correlation of the target with its estimate "
+                "from the library's manifold given its estimates from the manifolds of the "
+                "library's other screened drivers and their values, at the pair's lag and "
+                "one step either side (after Leng et al. 2020), one-sided t-test"),
+            conditioning_set=("every other driver k of the library with p_value <= alpha "
+                              "(before Benjamini-Hochberg) and best_Tp <= 0"),
+            fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
+                        "over the candidates"),
+            rule=RULE)
     ds.attrs.update(
         E_from=E_from, lags=lags.tolist(), **neighbor_attrs(search, False), series_dim=sdim,
-        conditioning=("partial cross mapping: partial correlation of the target with its "
-                      "estimate from the library's manifold given its estimates from the "
-                      "manifolds of the library's other screened drivers and their values, "
-                      "at the pair's lag and one step either side (after Leng et al. 2020), "
-                      "one-sided t-test"),
-        conditioning_set=("every other driver k of the library with p_value <= alpha "
-                          "(before Benjamini-Hochberg) and best_Tp <= 0"),
-        fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
-                    "over the candidates"),
-        rule=RULE, meaning="link(library=i, target=j) True: j drives i directly",
+        **cond, meaning="link(library=i, target=j) True: j drives i directly",
         xedm_function="causal_network")
     return ds
 
@@ -244,7 +297,8 @@ def to_networkx(data: xr.Dataset):
 
     Nodes are the series labels (every series, linked or not); an edge ``j -> i`` for each
     ``link[library=i, target=j]``, with attributes ``rho``, ``p`` (``p_value``), ``q``
-    (``q_value``), ``lag`` (``driver_Tp``), ``E``, ``partial_rho`` and ``partial_q``.
+    (``q_value``), ``lag`` (``driver_Tp``), ``E``, and the conditional statistics of the
+    result (``gain`` and ``gain_q``, or ``partial_rho`` and ``partial_q``).
     networkx is imported here (``pip install networkx``, or the ``network`` extra).
 
     Parameters
@@ -280,12 +334,11 @@ def to_networkx(data: xr.Dataset):
     libs = [plain(x) for x in data.library.values]
     tgts = [plain(x) for x in data.target.values]
     g.add_nodes_from(dict.fromkeys(libs + tgts))
+    extra = [k for k in ("gain", "gain_q", "partial_rho", "partial_q") if k in data]
     d = {k: np.asarray(data[k].values) for k in ("link", "rho", "p_value", "q_value",
-                                                  "driver_Tp", "E", "partial_rho",
-                                                  "partial_q")}
+                                                  "driver_Tp", "E", *extra)}
     for i, j in zip(*np.nonzero(d["link"]), strict=True):
         g.add_edge(tgts[j], libs[i], rho=float(d["rho"][i, j]), p=float(d["p_value"][i, j]),
                    q=float(d["q_value"][i, j]), lag=int(d["driver_Tp"][i, j]),
-                   E=int(d["E"][i, j]), partial_rho=float(d["partial_rho"][i, j]),
-                   partial_q=float(d["partial_q"][i, j]))
+                   E=int(d["E"][i, j]), **{k: float(d[k][i, j]) for k in extra})
     return g

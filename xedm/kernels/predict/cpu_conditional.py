@@ -1,0 +1,163 @@
+"""The predictive conditioning of :func:`xedm.causal_network` (numba, CPU).
+
+    conditional_pool(O, M, excl) -> lib (n, M')
+    conditional_errors(B, C, y, lib, k, theta) -> errors (max(m, 1), n)
+
+``conditional_pool``: for each point p, its M' = min(M, available) nearest points in the
+coordinates ``O`` (d, n) (the series' own state), ties in time order, listed in time order;
+points with ``|p - q| <= excl`` (p itself included) are never listed.
+
+``conditional_errors``: leave-one-out local linear prediction (S-map on the k nearest
+neighbours) of a target from coordinates ``B`` (d0, n) with one candidate coordinate ``C[c]``
+(n,) added at a time; with no candidate (m = 0) from B alone.  The neighbours of p: the k
+nearest in (B + candidate) among its pool ``lib[p]``, ties in time order.  Weights
+``exp(-theta d / mean(d))`` over the k neighbours; the fit ``y ~ 1 + (coordinates - those of
+p)`` by weighted least squares (S-map's solver: the normal matrix scaled to unit diagonal,
+Cholesky), whose intercept is the prediction.  The error is prediction - y[p] (NaN where the
+system is singular or p has no pool).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._flags import FASTMATH_STRICT
+from ..smap.cpu import _solve, unit_cholesky
+
+
+@njit(cache=True, inline="always")
+def _insert(ds, nb, cnt, kk, dq, q):
+    """Insert (dq, q) into the ascending buffer ds/nb holding cnt of at most kk entries
+    (an equal distance goes after the entries already there: time order when q ascends);
+    returns the new count."""
+    if cnt < kk:
+        pos = cnt
+        cnt += 1
+    elif dq < ds[kk - 1]:
+        pos = kk - 1
+    else:
+        return cnt
+    while pos > 0 and ds[pos - 1] > dq:
+        ds[pos] = ds[pos - 1]
+        nb[pos] = nb[pos - 1]
+        pos -= 1
+    ds[pos] = dq
+    nb[pos] = q
+    return cnt
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, R, sc, z):
+    """Weighted least squares of y[nb] on 1 and the coordinates relative to p's: the
+    intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or below
+    PIVOT_MIN: S-map's solver)."""
+    d0 = B.shape[0]
+    nc = d0 + 1 + (1 if use_c else 0)
+    for u in range(nc):
+        bv[u] = 0.0
+        for v in range(nc):
+            A[u, v] = 0.0
+    for a in range(kk):
+        q = nb[a]
+        row[0] = 1.0
+        for c in range(d0):
+            row[c + 1] = B[c, q] - B[c, p]
+        if use_c:
+            row[d0 + 1] = C[ci, q] - C[ci, p]
+        wa = w[a]
+        yq = y[q]
+        for u in range(nc):
+            ru = wa * row[u]
+            bv[u] += ru * yq
+            for v in range(u, nc):
+                A[u, v] += ru * row[v]
+    if not unit_cholesky(A, R, sc, nc):
+        return np.nan
+    for u in range(nc):
+        bv[u] = bv[u] / sc[u]
+    _solve(R, bv, z, nc)
+    return z[0] / sc[0]
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def conditional_pool(O, M, excl):
+    """The M nearest points of every point in the coordinates O (d, n) (module docstring):
+    lib (n, M') int64, each row in time order; -1 pads rows with fewer points."""
+    d, n = O.shape
+    width = max(min(M, n - 1), 1)
+    out = np.full((n, width), -1, np.int64)
+    for p in prange(n):
+        lo, hi = max(0, p - excl), min(n, p + excl + 1)
+        nl = min(width, n - (hi - lo))
+        if nl < 1:
+            continue
+        lib = np.empty(nl, np.int64)
+        lbd = np.empty(nl)
+        cnt = 0
+        for q in range(n):
+            if lo <= q < hi:
+                continue
+            dq = 0.0
+            for c in range(d):
+                t = O[c, q] - O[c, p]
+                dq += t * t
+            cnt = _insert(lbd, lib, cnt, nl, dq, q)
+        lib.sort()
+        out[p, :nl] = lib
+    return out
+
+
+@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+def conditional_errors(B, C, y, lib, k, theta):
+    """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C, the
+    neighbours taken from the pools ``lib`` (module docstring); B (d0, n), C (m, n), y (n,)
+    finite, lib (n, M) from :func:`conditional_pool`."""
+    d0, n = B.shape
+    m = C.shape[0]
+    mm = max(m, 1)
+    err = np.full((mm, n), np.nan)
+    nc_max = d0 + 2
+    for p in prange(n):
+        nl = 0
+        while nl < lib.shape[1] and lib[p, nl] >= 0:
+            nl += 1
+        if nl < 1:
+            continue
+        base = np.empty(nl)
+        for a in range(nl):
+            q = lib[p, a]
+            s = 0.0
+            for c in range(d0):
+                t = B[c, q] - B[c, p]
+                s += t * t
+            base[a] = s
+        kk = min(k, nl)
+        nb = np.empty(kk, np.int64)
+        ds = np.empty(kk)
+        w = np.empty(kk)
+        A = np.empty((nc_max, nc_max))
+        R = np.zeros((nc_max, nc_max))
+        sc = np.empty(nc_max)
+        bv = np.empty(nc_max)
+        row = np.empty(nc_max)
+        z = np.empty(nc_max)
+        for ci in range(mm):
+            cnt = 0
+            for a in range(nl):  # the kk nearest, by insertion (time order among ties)
+                q = lib[p, a]
+                dq = base[a]
+                if m > 0:
+                    t = C[ci, q] - C[ci, p]
+                    dq += t * t
+                cnt = _insert(ds, nb, cnt, kk, dq, q)
+            md = 0.0
+            for a in range(kk):
+                ds[a] = np.sqrt(ds[a])
+                md += ds[a]
+            md = md / kk
+            for a in range(kk):
+                w[a] = np.exp(-theta * ds[a] / md) if md > 0 else 1.0
+            err[ci, p] = _intercept(B, C, ci, m > 0, y, p, nb, w, kk, A, bv, row, R, sc, z) - y[p]
+    return err
