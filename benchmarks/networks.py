@@ -187,6 +187,8 @@ def table(doc: dict) -> str:
             else:
                 cells.append(f"{fmt(r['precision'])} / {fmt(r['recall'])} / {fmt(r['f1'])} "
                              f"({r['seconds']:.1f} s)")
+            if r is not None and r.get("pc_alpha") is not None:
+                cells[-1] += f" [pc_alpha {r['pc_alpha']:g}]"
         true = next(iter(doc["results"].get(case, {}).values()), {}).get("true_links", "–")
         lines.append(f"| {case} | {true} | " + " | ".join(cells) + " |")
     s = doc.get("scale")
