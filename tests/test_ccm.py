@@ -429,12 +429,12 @@ def test_xmap_skill_kernel_against_naive_lookups(k):
             idx[li], dist[li] = naive.knn_table(L[li][None], lib_ok, pred_t, E, 1, depth)
             pred_ok[li] = lib_ok
         got = lookup(idx, dist, Yt, k, Tp, pred_t, pred_ok)
-        for li in range(nL):
-            for j in range(nT):
-                y = Y[j]
-                usable = np.array([0 <= q + Tp < T and np.isfinite(y[q + Tp]) for q in range(T)])
+        for j in range(nT):
+            y = Y[j]  # its usable rows and observations, the same for every library
+            usable = np.array([0 <= q + Tp < T and np.isfinite(y[q + Tp]) for q in range(T)])
+            obs = np.array([naive._observed(y, t + Tp) for t in pred_t])
+            for li in range(nL):
                 pred = naive.table_predictions(idx[li], dist[li], y, Tp, k=k, usable=usable)
                 pred[~pred_ok[li]] = np.nan
-                obs = np.array([naive._observed(y, t + Tp) for t in pred_t])
                 ref = naive.skill(obs, pred)["rho"]
                 np.testing.assert_allclose(got[li, j], ref, rtol=1e-10, atol=1e-12)

@@ -20,17 +20,6 @@ from xedm.cli import main  # noqa: E402
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _has_core() -> bool:
-    try:
-        xedm.simplex(xr.DataArray(np.sin(np.arange(30.0)), dims="time"), E=2)
-    except Exception:
-        return False
-    return True
-
-
-needs_core = pytest.mark.skipif(not _has_core(), reason="xedm.simplex not available yet")
-
-
 # ----------------------------------------------------------------- help / usage
 def test_help(capsys):
     assert main(["--help"]) == 0
@@ -63,7 +52,6 @@ def test_module_entry_point_runs():
 
 
 # ----------------------------------------------------------------- demo
-@needs_core
 def test_demo_writes_png_and_summary(tmp_path, capsys):
     out = tmp_path / "demo.png"
     assert main(["demo", "--n", "300", "--out", str(out), "--quiet"]) == 0
@@ -75,7 +63,6 @@ def test_demo_writes_png_and_summary(tmp_path, capsys):
         assert "CCM at L" in text
 
 
-@needs_core
 def test_demo_uses_ccm_when_present(tmp_path, capsys, monkeypatch):
     calls = {}
 
@@ -101,7 +88,6 @@ def test_demo_uses_ccm_when_present(tmp_path, capsys, monkeypatch):
     assert out.read_bytes()[:8] == PNG_MAGIC
 
 
-@needs_core
 def test_demo_seed_changes_initial_values(tmp_path, capsys):
     main(["demo", "--n", "200", "--out", str(tmp_path / "a.png"), "--seed", "1", "-q"])
     a = capsys.readouterr().out
@@ -321,7 +307,6 @@ def test_demo_usage_errors(args, words, capsys):
     assert words in _one_error_line(capsys)
 
 
-@needs_core
 def test_demo_errors_of_the_analysis_are_one_line(tmp_path, capsys):
     # --backend gpu: no GPU kernel (or no GPU) here; --E-max too large for --n
     if not xedm.kernels.gpu_available():
