@@ -257,17 +257,16 @@ def test_xmap_skill_groups_equals_cpu():
         assert not np.allclose(c, a[:, 1:])
 
 
-@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4", "smem"])
+@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4"])
 def test_xmap_lookup_kernels_equal_cpu(variant, monkeypatch):
     """Every lookup kernel (the general one, the L2-tiled one at 1, 2 and 4 targets per
-    thread, the shared-memory one) on many targets: groups that straddle tiles and end
-    mid-tile, NaN-free columns among columns with gaps, rows left out by pred_ok; equal to
-    the CPU's xmap_skill_groups."""
+    thread) on many targets: groups that straddle tiles and end mid-tile, NaN-free columns
+    among columns with gaps, rows left out by pred_ok; equal to the CPU's
+    xmap_skill_groups."""
     from xedm.core.embed import LibSpec, prepare
     from xedm.kernels.cross import gpu_xmap
 
     monkeypatch.setattr(gpu_xmap, "TILED", variant != "general")
-    monkeypatch.setattr(gpu_xmap, "SMEM", variant == "smem")
     if variant.startswith("tile"):
         monkeypatch.setattr(gpu_xmap, "TILE_TPT", int(variant[4:]))
     r = np.random.default_rng(21)

@@ -43,8 +43,20 @@ import numpy as np
 from ..knn.gpu import _module, knn_device
 from ..predict.constants import D_MIN
 
-_SOURCE = r"""
+# rho from the shifted Pearson sums of n rows (NaN below 3 rows or without variance): one
+# device function for both lookup kernels
+_PEARSON = r"""
 #include <math_constants.h>
+
+__device__ double xmap_rho(double n, double s1, double s2, double s3, double s4, double s5)
+{
+    if (n < 3) return CUDART_NAN;
+    const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n, cxy = s5 - s1 * s2 / n;
+    return (cxx > 0.0 && cyy > 0.0) ? cxy / (sqrt(cxx) * sqrt(cyy)) : CUDART_NAN;
+}
+"""
+
+_SOURCE = _PEARSON + r"""
 
 // per (library, row) of one group: the first k entries whose target index q + Tp lies inside
 // the data, as q + Tp and their simplex weights; their count and the weights' sum
@@ -152,17 +164,11 @@ extern "C" __global__ void xmap_sums(
         n = n + 1.0; s1 = s1 + x; s2 = s2 + yv; s3 = s3 + x * x; s4 = s4 + yv * yv;
         s5 = s5 + x * yv;
     }
-    double out = CUDART_NAN;
-    if (cnt > 0 && n >= 3) {
-        const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n, cxy = s5 - s1 * s2 / n;
-        if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
-    }
-    rho[li * nT + t] = out;
+    rho[li * nT + t] = cnt > 0 ? xmap_rho(n, s1, s2, s3, s4, s5) : CUDART_NAN;
 }
 """
 
-_TILE_SOURCE = r"""
-#include <math_constants.h>
+_TILE_SOURCE = _PEARSON + r"""
 #define BT 128  // threads per block
 #define TPT 2   // targets per thread: a tile is BT * TPT target columns
 #define RC 32   // rows staged in shared memory at a time
@@ -257,112 +263,12 @@ extern "C" __global__ void xmap_tile(
     for (int u = 0; u < TPT; ++u) {
         const long long t = c0 + threadIdx.x + (long long)u * BT;
         if (t >= c1) continue;
-        double out = CUDART_NAN;
-        if (n >= 3) {
-            const double cxx = s3[u] - s1[u] * s1[u] / n, cyy = s4[u] - s2[u] * s2[u] / n;
-            const double cxy = s5[u] - s1[u] * s2[u] / n;
-            if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
-        }
-        rho[li * nT + t] = out;
-    }
-}
-"""
-
-_SMEM_SOURCE = r"""
-#include <math_constants.h>
-#define C 16        // target columns per block (its tile of Yc, all T rows, in shared memory)
-#define LANES 64    // libraries in flight per block (one per row of threads)
-
-// NaN-free targets of short series: the block's C target columns of Yc (T rows, shifted by
-// each target's mean) sit in shared memory; thread (c, lane) serves column c of libraries
-// lane, lane + LANES, ...  Every lookup reads shared memory; a library row's entries (qk, wk;
-// k <= C) are read once per C lookups.  The sums are those of xmap_tile, in the same order.
-extern "C" __global__ void xmap_smem(
-    const int* __restrict__ qk, const double* __restrict__ wk, const int* __restrict__ mk,
-    const double* __restrict__ wsk, const long long* __restrict__ ks,
-    const long long* __restrict__ qoff, const int* __restrict__ tile_group,
-    const long long* __restrict__ tile_c0, const long long* __restrict__ tile_c1,
-    const double* __restrict__ Yc, const long long T, const long long nT, const long long P,
-    const long long nL, const long long Tp, const long long* __restrict__ pred_t,
-    const unsigned char* __restrict__ pred_ok, double* __restrict__ rho)
-{
-    extern __shared__ double sY[];  // (T, C)
-    const long long tile = blockIdx.x;  // blockIdx.y: which share of the libraries
-    const int g = tile_group[tile];
-    const long long k = ks[g], c0 = tile_c0[tile], c1 = tile_c1[tile];
-    const int c = threadIdx.x, lane = threadIdx.y;
-    const long long nc = c1 - c0;
-    for (long long e = (long long)lane * C + c; e < T * C; e += (long long)LANES * C) {
-        const long long q = e / C, cc = e % C;
-        sY[e] = cc < nc ? Yc[q * nT + c0 + cc] : 0.0;
-    }
-    __syncthreads();
-    const double* yc = sY + c;
-    // a lane's 16 threads load a row's entries together (thread c: entry c) and hand them
-    // round with warp shuffles; the next row's entries load while this row's are used.  A
-    // warp holds two lanes (two libraries): every thread runs the same number of shuffles.
-    const unsigned FULL = 0xffffffffu;
-    const long long step = (long long)LANES * gridDim.y;
-    for (long long l0 = (long long)blockIdx.y * LANES; l0 < nL; l0 += step) {
-        const long long li = l0 + lane;
-        const bool live = li < nL;
-        const long long lz = live ? li : 0;
-        const int* qkl = qk + qoff[g] + lz * P * k;
-        const double* wkl = wk + qoff[g] + lz * P * k;
-        const long long rb = ((long long)g * nL + lz) * P;
-        double n = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0;
-        int m_n = 0, q_n = 0, qo_n = 0;
-        double w_n = 0.0, iw_n = 1.0;
-        {  // row 0's entries
-            const long long qo = pred_t[0] + Tp;
-            const int m = mk[rb];
-            m_n = (live && m > 0 && pred_ok[rb] && qo >= 0 && qo < T) ? m : 0;
-            qo_n = m_n ? (int)qo : 0;
-            q_n = c < m_n ? qkl[c] : 0;
-            w_n = c < m_n ? wkl[c] : 0.0;
-            iw_n = 1.0 / wsk[rb];
-        }
-        for (long long pi = 0; pi < P; ++pi) {
-            const int m = m_n, qv = q_n, qo = qo_n;
-            const double wv = w_n, iw = iw_n;
-            if (pi + 1 < P) {
-                const long long pn = pi + 1, qn = pred_t[pn] + Tp;
-                const int mm = mk[rb + pn];
-                m_n = (live && mm > 0 && pred_ok[rb + pn] && qn >= 0 && qn < T) ? mm : 0;
-                qo_n = m_n ? (int)qn : 0;
-                q_n = c < m_n ? qkl[pn * k + c] : 0;
-                w_n = c < m_n ? wkl[pn * k + c] : 0.0;
-                iw_n = 1.0 / wsk[rb + pn];
-            }
-            const int mw = max(m, __shfl_xor_sync(FULL, m, 16));
-            double acc = 0.0;
-            for (int j = 0; j < mw; ++j) {
-                const int qj = __shfl_sync(FULL, qv, j, 16);
-                const double wj = __shfl_sync(FULL, wv, j, 16);
-                const double v = wj * yc[(long long)qj * C];
-                if (j < m) acc = j == 0 ? v : acc + v;
-            }
-            if (m == 0) continue;
-            const double x = acc * iw, yv = yc[(long long)qo * C];
-            n = n + 1.0; s1 = s1 + x; s2 = s2 + yv; s3 = s3 + x * x; s4 = s4 + yv * yv;
-            s5 = s5 + x * yv;
-        }
-        if (live && c < nc) {
-            double out = CUDART_NAN;
-            if (n >= 3) {
-                const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n;
-                const double cxy = s5 - s1 * s2 / n;
-                if (cxx > 0.0 && cyy > 0.0) out = cxy / (sqrt(cxx) * sqrt(cyy));
-            }
-            rho[li * nT + c0 + c] = out;
-        }
+        rho[li * nT + t] = xmap_rho(n, s1[u], s2[u], s3[u], s4[u], s5[u]);
     }
 }
 """
 
 E_SPLIT = (3, 6)  # the choice of E: one kNN pass per run of E between these (keys of more lags)
-SMEM_BYTES = 200 * 1024  # the shared-memory kernel serves series with T * C * 8 up to this
-SMEM = False  # short series through xmap_smem (slower than xmap_tile on an H100: off)
 _TB = 128  # targets per block (the general kernel)
 TILE_TPT = 2  # targets per thread of the tiled kernel: a tile is 128 * TILE_TPT columns
 _TILE_RC = 32  # rows staged at a time (RC)
@@ -462,9 +368,8 @@ def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
 def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pok):
     """rho (nL, len(cols)) of the NaN-free target columns ``cols`` (groups ``grp``,
     non-decreasing): the columns gathered and shifted by their means over the whole series,
-    cut into tiles that never straddle a group, through ``xmap_smem`` (16 columns a tile,
-    where T * 16 doubles fit SMEM_BYTES of shared memory) or ``xmap_tile`` (128 * TILE_TPT
-    columns a tile)."""
+    cut into tiles of 128 * TILE_TPT columns that never straddle a group, through
+    ``xmap_tile``."""
     import cupy as cp
 
     i64 = np.int64
@@ -474,8 +379,7 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pok)
     bounds = np.flatnonzero(np.diff(grp)) + 1
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [nC]])
-    smem = SMEM and T * 16 * 8 <= SMEM_BYTES and nC >= 16 and max(ks) <= 16
-    width = 16 if smem else 128 * TILE_TPT
+    width = 128 * TILE_TPT
     tg, t0, t1 = [], [], []
     for a, b in zip(starts, ends, strict=True):
         for c in range(int(a), int(b), width):
@@ -487,21 +391,8 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pok)
             cp.asarray(np.asarray(tg, np.int32)), cp.asarray(np.asarray(t0, np.int64)),
             cp.asarray(np.asarray(t1, np.int64)), Yc, i64(T), i64(nC), i64(P), i64(nL),
             i64(Tp), pt, pok, out)
-    if smem:
-        # libraries split over several blocks of a tile when the tiles alone are too few
-        # to fill the device (each such block loads the tile once more: T * 16 doubles)
-        sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
-        split = int(min(max(1, -(-4 * sms // len(tg))), max(1, -(-nL // 64))))
-        kern = _smem_kernel()
-        kern.max_dynamic_shared_size_bytes = T * 16 * 8
-        kern((len(tg), split), (16, 64), args, shared_mem=T * 16 * 8)
-        return out
     _tile_kernel()((nL, len(tg)), (128,), args, shared_mem=_TILE_RC * (max(ks) * 12 + 16))
     return out
-
-
-def _smem_kernel():
-    return _module(("xmap_smem",), _SMEM_SOURCE).get_function("xmap_smem")
 
 
 def _tile_kernel():
