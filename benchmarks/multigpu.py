@@ -176,11 +176,13 @@ def run_k(k: int, x, args, backend: str, ref: dict | None, deadline: float) -> d
             client.run(warm_blocks, np.ascontiguousarray(x.values[sel]), E[sel], backend)
             row["warm_blocks_s"] = round(time.perf_counter() - t, 2)
             t = time.perf_counter()
-            rho = xedm.xmap(lazy, E=E, backend=backend, progress=False).rho.data
-            rho = client.persist(rho)
-            left = max(10.0, deadline - time.perf_counter())
-            distributed.wait(rho, timeout=left)
+            with distributed.get_task_stream(client) as stream:
+                rho = xedm.xmap(lazy, E=E, backend=backend, progress=False).rho.data
+                rho = client.persist(rho)
+                left = max(10.0, deadline - time.perf_counter())
+                distributed.wait(rho, timeout=left)
             row["blocks_s"] = round(time.perf_counter() - t, 3)
+            row["block_tasks"] = task_summary(stream.data)
         row["total_s"] = round(row["E_s"] + row["blocks_s"], 3)
         row["pairs_per_s"] = N * N / row["blocks_s"]
         row["lookups_per_s"] = lookups(E, N, L) / row["blocks_s"]
@@ -208,6 +210,29 @@ def run_k(k: int, x, args, backend: str, ref: dict | None, deadline: float) -> d
         client.close()
         cluster.close()
     return row
+
+
+def task_summary(data) -> dict:
+    """Where the block stage's time went, from Dask's task stream: the seconds each worker
+    spent computing block tasks, the tasks' longest and shortest, and the seconds of every
+    other action (transfers between workers, the rechunk of the targets, ...)."""
+    per_worker, durations, other = {}, [], {}
+    for rec in data:
+        key = str(rec.get("key", ""))
+        for ss in rec.get("startstops", ()):
+            dur = float(ss["stop"] - ss["start"])
+            if ss["action"] == "compute" and "xmap-block" in key:
+                w = str(rec.get("worker", "?"))
+                per_worker[w] = per_worker.get(w, 0.0) + dur
+                durations.append(dur)
+            else:
+                name = ss["action"] + (":" + key.split("-")[0].strip("('\"") if
+                                       ss["action"] == "compute" else "")
+                other[name] = other.get(name, 0.0) + dur
+    return {"compute_s_per_worker": sorted(round(v, 2) for v in per_worker.values()),
+            "tasks": len(durations),
+            "task_s_min_max": [round(min(durations), 2), round(max(durations), 2)]
+            if durations else [], "other_s": {k: round(v, 2) for k, v in other.items()}}
 
 
 def zarr_check(x, k, backend, args, rho) -> dict:

@@ -194,7 +194,9 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
 
     Every E of ``E_tab`` for a batch of series comes from one fused sweep
     (:func:`xedm.core.simplex.sweep_predict`: the distances accumulate across E and no
-    neighbour table is stored).
+    neighbour table is stored); on the GPU from the kNN passes of :func:`_choose_E_kept`
+    (one sorted pass per run of E, a key of more lags for the larger E: 4.7 s against 1.9 s
+    for 20,000 series of 1,450 steps on an H100), its tables dropped.
     """
     N, T = X.shape
     E_tab = np.unique(np.asarray(E_tab, np.int64))  # ascending, as the sweep needs
@@ -202,6 +204,21 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
     self_ok = _target_ok(fin, T, 1)
     k_all = E_tab + 1 if knn is None else np.full(len(E_tab), int(knn), np.int64)
     rho = np.full((len(E_tab), N), np.nan)
+    if backend == "gpu":  # the kNN passes of xmap's kept tables, the tables not kept
+        choose = get_kernel("xmap_choose_tables", "gpu")
+        per_series = len(E_tab) * T * int(k_all.max()) * 28
+        on_device = []
+        for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
+            prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
+            if len(prep.pred_t):
+                on_device.append((sl, choose(
+                    prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, E_tab, k_all,
+                    k_all, prep.tau, excl, prep.q_lo, prep.q_hi, self_ok[sl],
+                    finite_or_zero(X[sl]), observed_at(X[sl], prep.pred_t + 1),
+                    tables=False)[0]))
+        for sl, r in on_device:  # read back once every batch is queued
+            rho[:, sl] = r.get()
+        return _best_E(E_tab, rho)
     for sl in progress(_series_batches(N, len(E_tab) * T * 10)):
         prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
         if len(prep.pred_t) == 0:  # every series of the batch all NaN: no E has a skill

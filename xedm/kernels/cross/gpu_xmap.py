@@ -42,19 +42,7 @@ import numpy as np
 
 from ..knn.gpu import _module, knn_device
 from ..predict.constants import D_MIN
-
-# rho from the shifted Pearson sums of n rows (NaN below 3 rows or without variance): one
-# device function for both lookup kernels
-_PEARSON = r"""
-#include <math_constants.h>
-
-__device__ double xmap_rho(double n, double s1, double s2, double s3, double s4, double s5)
-{
-    if (n < 3) return CUDART_NAN;
-    const double cxx = s3 - s1 * s1 / n, cyy = s4 - s2 * s2 / n, cxy = s5 - s1 * s2 / n;
-    return (cxx > 0.0 && cyy > 0.0) ? cxy / (sqrt(cxx) * sqrt(cyy)) : CUDART_NAN;
-}
-"""
+from .gpu_ytile import _PEARSON, ytile, ytile_fits
 
 _SOURCE = _PEARSON + r"""
 
@@ -268,11 +256,11 @@ extern "C" __global__ void xmap_tile(
 }
 """
 
-E_SPLIT = (3, 6)  # the choice of E: one kNN pass per run of E between these (keys of more lags)
 _TB = 128  # targets per block (the general kernel)
 TILE_TPT = 2  # targets per thread of the tiled kernel: a tile is 128 * TILE_TPT columns
 _TILE_RC = 32  # rows staged at a time (RC)
 TILED = True  # NaN-free targets through xmap_tile (False: every target through xmap_sums)
+YTILE = True  # NaN-free targets through gpu_ytile where a tile of them fits shared memory
 
 
 def _kernel(name):
@@ -280,9 +268,14 @@ def _kernel(name):
 
 
 def to_device(a):
-    """``a`` as a C-contiguous CuPy array (float64 kept as it is)."""
+    """``a`` as a C-contiguous CuPy array (float64 kept as it is); a transposed NumPy array
+    (F-contiguous, as xmap's target columns) travels as it lies and is transposed on the
+    device (NumPy's transposing copy of 20,000 x 1,450 took longer than the lookups)."""
     import cupy as cp
 
+    if isinstance(a, np.ndarray) and a.ndim == 2 and not a.flags.c_contiguous \
+            and a.flags.f_contiguous:
+        return cp.ascontiguousarray(cp.asarray(a.T).T)
     return cp.ascontiguousarray(cp.asarray(a))
 
 
@@ -380,13 +373,23 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pok)
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [nC]])
     width = 128 * TILE_TPT
+    out = cp.empty((nL, nC), cp.float64)
     tg, t0, t1 = [], [], []
     for a, b in zip(starts, ends, strict=True):
+        g = int(grp[a])
+        C = ytile_fits(T, ks[g]) if YTILE else 0
+        if C:  # the tile's targets in shared memory (gpu_ytile)
+            R = nL * P
+            ytile(qk[qoff[g]:qoff[g + 1]], wk[qoff[g]:qoff[g + 1]], mk[g * R:(g + 1) * R],
+                  wsk[g * R:(g + 1) * R], ks[g], C, Yc, int(a), int(b), P, nL, Tp, pt,
+                  pok[g], out)
+            continue
         for c in range(int(a), int(b), width):
             tg.append(grp[a])
             t0.append(c)
             t1.append(min(int(b), c + width))
-    out = cp.empty((nL, nC), cp.float64)
+    if not tg:
+        return out
     args = (qk, wk, mk, wsk, ks_d, cp.asarray(qoff[:-1]),
             cp.asarray(np.asarray(tg, np.int32)), cp.asarray(np.asarray(t0, np.int64)),
             cp.asarray(np.asarray(t1, np.int64)), Yc, i64(T), i64(nC), i64(P), i64(nL),
@@ -409,27 +412,24 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
 
 
 def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list, tau, excl,
-                  q_lo, q_hi, self_ok, y, obs):
+                  q_lo, q_hi, self_ok, y, obs, tables=True):
     """One batch of the choice of E with its tables (see the module docstring).
 
     ``lib_ok`` (nE, B, T): the tables' library; ``self_ok`` (B, T): the library points of the
     choice (t + 1 inside the data, target finite); ``y`` (B, T) the series (NaN as 0),
     ``obs`` (B, P) the observed value at each row's t + 1.  Returns rho (nE, B) and, per E,
-    (idx int32, dist) (B, P, depth_list[ie]), all CuPy arrays: nothing waits for the device,
-    so the host prepares the next batch while this one runs.
+    (idx int32, dist) (B, P, depth_list[ie]) (None with ``tables=False``: the skill only),
+    all CuPy arrays: nothing waits for the device, so the host prepares the next batch while
+    this one runs.
     """
     import cupy as cp
 
     from ..predict.gpu import predict_device, skill_rows_device
 
     E_list = np.asarray(E_list)
-    cuts = [0] + [int(np.searchsorted(E_list, e)) for e in E_SPLIT if E_list[0] < e <= E_list[-1]]
-    cuts = sorted(set(cuts + [len(E_list)]))
-    parts = []  # (idx, dist) per E, from one kNN pass per run of E between the cuts
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        idx, dist = knn_device(Xpad, pad, lib_ok[a:b], pred_t, pred_ok[a:b], E_list[a:b],
-                               depth_list[a:b], tau, excl, q_lo, q_hi)
-        parts += [(idx[i], dist[i]) for i in range(b - a)]
+    idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
+                           q_lo, q_hi)  # one sorted pass per run of E (knn.gpu.E_SPLIT)
+    parts = [(idx[i], dist[i]) for i in range(len(E_list))]
     nE = len(E_list)
     B, P = parts[0][0].shape[:2]
     ok = cp.asarray(lib_ok) & cp.asarray(self_ok)[None]
@@ -440,6 +440,8 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
                                   cp.full(B, int(k_list[ie]), cp.int64), 1)
     o = cp.broadcast_to(cp.asarray(obs, dtype=cp.float64)[None], pred.shape)
     rho = skill_rows_device(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
+    if not tables:
+        return rho, None
     tabs = [(parts[ie][0][:, :, :int(d)].astype(cp.int32),
              cp.ascontiguousarray(parts[ie][1][:, :, :int(d)]))
             for ie, d in enumerate(depth_list)]

@@ -58,6 +58,7 @@ _PART_BYTES = 2 << 30  # partial lists of all slices together at most
 SORTED_MIN_ROWS = 4096  # (series x prediction rows) from which the sorted kernel runs
 SORTED_SPLIT_ROWS = 2**15  # below it, each warp's walk in two slices (left, right)
 SORTED_KEY_LAGS = 64  # lags summed into the sorted kernel's key at most
+E_SPLIT = (3, 6)  # several E: one sorted pass per run of E between these (keys of more lags)
 
 _CACHE: dict = {}
 
@@ -448,7 +449,21 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
         maxabs = None
         if isinstance(Xpad, np.ndarray):
             maxabs = float(np.abs(Xpad[:, 0]).max()) if Xpad.size else 0.0
-        _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, maxabs)
+        # one pass per run of E between the E_SPLIT cuts: a pass's key sums the lags of its
+        # smallest E, so the larger E prune with keys of more lags
+        cuts = sorted({0, nE} | {int(np.searchsorted(E_list, e)) for e in E_SPLIT
+                                 if E_list[0] < e <= E_list[-1]})
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            if a == 0 and b == nE:
+                _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, maxabs)
+                break
+            kp = max(k_list[a:b])
+            i_p = cp.full((b - a, B, P, kp), -1, cp.int64)
+            d_p = cp.full((b - a, B, P, kp), cp.inf, cp.float64)
+            _sorted(X, pad, lib[a:b], pt, pok[a:b], E_list[a:b], k_list[a:b], tau, excl, i_p,
+                    d_p, maxabs)
+            idx[a:b, :, :, :kp] = i_p
+            dist[a:b, :, :, :kp] = d_p
     else:
         _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx,
               dist)
