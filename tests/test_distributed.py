@@ -187,3 +187,19 @@ def test_import_stays_light():
     code = ("import sys, xedm, xedm.distributed, xedm.cli.jobs; "
             "sys.exit('distributed' in sys.modules or 'zarr' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+def test_target_cache_reused_only_for_the_same_targets(series):
+    """xmap's cache (a GPU worker's target columns, kept between its blocks): a hit for the
+    same target object, E and Tp gives the uncached map; another E, Tp or target array
+    replaces the entry instead of reusing it."""
+    from xedm.core import ccm
+
+    X = np.ascontiguousarray(series.transpose("series", "time").values)
+    kw = dict(tau=1, knn=None, excl=0, backend="cpu")
+    E1, E2 = np.full(9, 2), np.arange(9) % 4 + 1
+    cache = {}
+    for E, Tp, Y in [(E1, 0, X), (E1, 0, X), (E2, 0, X), (E2, 1, X), (E2, 1, X.copy())]:
+        got = ccm.xmap(X[:4], E=E, Tp=Tp, Y=Y, cache=cache, **kw)["rho"]
+        same(got, ccm.xmap(X[:4], E=E, Tp=Tp, Y=Y, **kw)["rho"])
+        assert cache["targets"][0] is Y

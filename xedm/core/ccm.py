@@ -315,8 +315,44 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     return E_used, kept.tables, pred_t, kept.pred_ok, pos
 
 
+def _target_columns(Y, S, E_used, E_set, backend):
+    """The targets of :func:`xmap` as the lookups' columns: (groups, starts, number of
+    columns, col_group, Yt, order, obs_at).
+
+    Grouped by E: per group its targets, then their surrogates' (target-major), each scaled
+    by a power of 2 (exact: a product by 2^-e is rounded as ldexp is; no Pearson sum of
+    xmap_skill can overflow or underflow, whatever the unit) on its way into one (columns,
+    T) array (one pass over the surrogates).  The kernels take its transpose ``Yt`` (the CPU
+    one copies each block of columns once anyway; the GPU twin holds it on the device).
+    The outputs are filled in the columns' group order (slices, no fancy indexing: at N =
+    10,000 a scatter of rho took longer than the GPU's lookups) and put back in the targets'
+    order (``order``) once at the end; ``obs_at``: each group's first target in that order.
+    """
+    M, T = Y.shape
+    fac = np.ldexp(1.0, -unit_exponents(Y))
+    n_sur = 0 if S is None else S.shape[1]
+    if n_sur:
+        eS = unit_exponents(S.reshape(M * n_sur, T)).reshape(M, n_sur)
+    groups = [np.flatnonzero(E_used == e) for e in E_set]
+    starts = np.concatenate([[0], np.cumsum([len(js) * (1 + n_sur) for js in groups])])
+    cols = np.empty((int(starts[-1]), T))
+    for g, js in enumerate(groups):
+        c0 = int(starts[g])
+        np.take(Y, js, axis=0, out=cols[c0:c0 + len(js)])
+        cols[c0:c0 + len(js)] *= fac[js, None]
+        if n_sur:
+            Sg = S if len(js) == M else S[js]  # one E for all: no copy
+            np.multiply(Sg.reshape(-1, T), np.ldexp(1.0, -eS[js]).reshape(-1, 1),
+                        out=cols[c0 + len(js):int(starts[g + 1])])
+    col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
+    Yt = get_kernel("to_device", backend)(cols.T)
+    order = np.concatenate(groups)
+    obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
+    return groups, starts, len(cols), col_group, Yt, order, obs_at
+
+
 def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=None,
-         S=None, quantiles=(), keep_null=False, method="exact", Y=None):
+         S=None, quantiles=(), keep_null=False, method="exact", Y=None, cache=None):
     """rho (N, N, nTp) and the E used per series: full-library cross-map skill of every pair,
     at every horizon of ``Tp`` (an int or a sequence).
 
@@ -341,12 +377,16 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
 
     ``Y`` (M, T): other target series (a block of the map: libraries ``X``, targets ``Y``,
     as :mod:`xedm.distributed` computes it); ``E`` is then the targets' (M,), and the
-    results are (N, M, ...), equal to the matching block of the whole map.
+    results are (N, M, ...), equal to the matching block of the whole map.  ``cache``: a
+    dict in which the targets' columns (on the device with ``backend="gpu"``) are kept for
+    the next call with the same ``Y`` object, E and Tp and no surrogates (a worker's blocks
+    share their targets: :mod:`xedm.distributed`).
     """
     N, T = X.shape
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     nTp = len(Tps)
     fin = np.isfinite(X)
+    Y_given = Y  # the caller's object: the cache's key
     if Y is None:
         Y, fin_y = X, fin
     else:
@@ -355,20 +395,24 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         if E is None or Y.shape[1] != T:
             raise ValueError("xmap with targets Y needs their E and their length T")
     M = Y.shape[0]
-    tgt_ok = np.concatenate([_target_ok(fin_y, T, int(tp)) for tp in Tps])
-    # the distinct target sets (every Tp) decide the table depth
-    tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
-    t = np.arange(T)
-    lib_mask = np.zeros(T, bool)
-    for tp in Tps:
-        lib_mask |= (t + tp >= 0) & (t + tp < T)
-    # targets scaled once per series by a power of 2 (exact: a product by 2^-e is rounded as
-    # ldexp is): no Pearson sum of xmap_skill can overflow or underflow, whatever the unit
-    fac = np.ldexp(1.0, -unit_exponents(Y))
-    n_sur = 0
-    if S is not None:
-        n_sur = S.shape[1]
-        eS = unit_exponents(S.reshape(M * n_sur, T)).reshape(M, n_sur)
+    n_sur = 0 if S is None else S.shape[1]
+    key = None
+    if cache is not None and S is None and E is not None and Y_given is not None:
+        key = (np.asarray(E, np.int64).tobytes(), Tps.tobytes(), backend)
+        hit = cache.get("targets")
+        if hit is not None and (hit[0] is not Y_given or hit[1] != key):
+            cache.clear()
+    hit = cache.get("targets") if key is not None else None
+    if hit is not None:
+        tgt_sets, lib_mask = hit[2]
+    else:
+        tgt_ok = np.concatenate([_target_ok(fin_y, T, int(tp)) for tp in Tps])
+        # the distinct target sets (every Tp) decide the table depth
+        tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
+        t = np.arange(T)
+        lib_mask = np.zeros(T, bool)
+        for tp in Tps:
+            lib_mask |= (t + tp >= 0) & (t + tp < T)
     lookup = get_kernel("xmap_skill_groups", backend)
     kept = None
     if E is None:
@@ -384,29 +428,15 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     else:
         E_used = np.asarray(E, np.int64)
     E_set = np.unique(E_used)
-    groups = [np.flatnonzero(E_used == e) for e in E_set]
     k_set = [int(e) + 1 if knn is None else int(knn) for e in E_set]
-    # the targets as columns, grouped by E: per group its targets, then their surrogates'
-    # (target-major), each scaled on its way into one (columns, T) array (one pass over the
-    # surrogates).  The kernels take its transpose (the CPU one copies each block of columns
-    # once anyway; the GPU twin holds it on the device, once per call).
-    starts = np.concatenate([[0], np.cumsum([len(js) * (1 + n_sur) for js in groups])])
-    cols = np.empty((int(starts[-1]), T))
-    for g, js in enumerate(groups):
-        c0 = int(starts[g])
-        np.take(Y, js, axis=0, out=cols[c0:c0 + len(js)])
-        cols[c0:c0 + len(js)] *= fac[js, None]
-        if n_sur:
-            Sg = S if len(js) == M else S[js]  # one E for all: no copy
-            np.multiply(Sg.reshape(-1, T), np.ldexp(1.0, -eS[js]).reshape(-1, 1),
-                        out=cols[c0 + len(js):int(starts[g + 1])])
-    col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
-    Yt = get_kernel("to_device", backend)(cols.T)
-    # the outputs are filled in the columns' group order (slices, no fancy indexing: at
-    # N = 10,000 a scatter of rho took longer than the GPU's lookups) and put back in the
-    # targets' order once at the end
-    order = np.concatenate(groups)
-    obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
+    if hit is not None:
+        groups, starts, cols_n, col_group, Yt, order, obs_at = hit[3]
+    else:
+        groups, starts, cols_n, col_group, Yt, order, obs_at = _target_columns(
+            Y, S, E_used, E_set, backend)
+        if key is not None:
+            cache["targets"] = (Y_given, key, (tgt_sets, lib_mask),
+                                (groups, starts, cols_n, col_group, Yt, order, obs_at))
     # every entry is written below (each batch of libraries, group of targets and Tp)
     out = {"rho": np.empty((N, M, nTp))}
     if n_sur:
@@ -428,7 +458,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     gpu = backend == "gpu"
     if kept is not None:
         _, tabs, pred_t, pred_ok, pos = kept
-        per_lib = T * sum(k_set) * 12 + 16 * len(cols)  # the lookups' row entries, rho
+        per_lib = T * sum(k_set) * 12 + 16 * cols_n  # the lookups' row entries, rho
         batches = _series_batches(N, per_lib, XMAP_GPU_TABLE_BYTES)
     else:
         depth = int(E_set[-1]) + 1 if knn is None else int(knn)
