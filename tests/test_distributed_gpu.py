@@ -46,15 +46,15 @@ def test_one_device_per_worker():
 
 
 def test_gpu_blocks_equal_in_memory():
-    """The map laid out for 2 GPU workers (2 library blocks each, every target in one block),
+    """The map laid out for 2 GPU workers (one library block each, every target in one block),
     run on CPU kernels by Dask's threads, equals the in-memory map."""
     x = xedm.datasets.whole_brain(12, 150, n_sources=4, seed=2).x
     ref = x.edm.xmap(E_max=4, backend="cpu", progress=False)
     lib, tgt = xd.block_sizes(12, 150, E_max=4, memory=1e9, workers=2, backend="gpu")
-    assert (lib, tgt) == (3, 12)
+    assert (lib, tgt) == (6, 12)
     with xedm.set_options(xmap_target_block=tgt):
         out = x.chunk({"series": lib}).edm.xmap(E_max=4, backend="cpu", progress=False)
-    assert out.rho.data.numblocks[:2] == (4, 1)
+    assert out.rho.data.numblocks[:2] == (2, 1)
     got = out.compute(scheduler="threads")
     np.testing.assert_allclose(got.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got.E.values, ref.E.values)

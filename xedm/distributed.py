@@ -53,11 +53,13 @@ __all__ = ["block_sizes", "device_memory", "gpu_cluster", "xmap_blocks"]
 #: blocks, so uneven chunks leave a worker idle) and cheap recovery from a lost worker;
 #: 8 rather than 4 measured 1.76-1.81x rather than 1.72x with 2 workers (docs/scaling.md)
 BLOCKS_PER_THREAD = 8
-#: library blocks per GPU worker: fewer and larger than on CPU threads, since every task
-#: pays host-side work on its targets (their columns, scaled, copied to the device) that
-#: does not shrink with the block, and one block of a few thousand libraries x all targets
-#: keeps a GPU busy for seconds
-BLOCKS_PER_GPU = 2
+#: library blocks per GPU worker at least; beyond that as few as fit its memory, the same
+#: number on every worker: every task pays work that does not shrink with its block (the
+#: result's copy to the host, the targets' columns on the worker's first task), and a
+#: block of a few thousand libraries x all targets keeps a GPU busy for a second or more.
+#: On 4 H100s, N = 20,000, L = 1,450, 8 blocks placed 1, 2, 2 and 3 to a worker (by where
+#: the one target block lay) took 5.7 s against 2.9 s on 4 workers of 2 blocks each.
+BLOCKS_PER_GPU = 1
 #: device memory assumed for a GPU worker when neither the workers nor this process answer
 DEFAULT_GPU_MEMORY = 16 * 2**30
 
@@ -89,7 +91,9 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
       workers x threads))`` (enough blocks to keep every thread busy and to lose little
       when a worker dies) and what fits in the other half of M: ``16 E_max T (knn + 1)``
       bytes of table per library (E_max tables of depth knn + 1 at most) plus its
-      ``8 b_T n_Tp`` bytes of results.
+      ``8 b_T n_Tp`` bytes of results.  GPU workers: ``ceil(N / (m workers))`` with m the
+      fewest blocks per worker (``BLOCKS_PER_GPU`` at least) that fit, so that every
+      worker gets as many blocks.
 
     Parameters
     ----------
@@ -135,7 +139,11 @@ def block_sizes(n_series: int, n_time: int, *, E_max: int = 10, knn: int | None 
     depth = (E_max + 1 if knn is None else knn) + 1
     per_lib = _bytes_per_library(T, E_max, depth) + 8 * b_T * n_Tp
     fit = int(max(1, share / 2 // per_lib))
-    per_worker = BLOCKS_PER_GPU if gpu else BLOCKS_PER_THREAD * max(1, threads_per_worker)
+    if gpu:  # as few blocks as fit, a multiple of the workers (all of them equally busy)
+        W = max(1, workers)
+        per_worker = max(BLOCKS_PER_GPU, math.ceil(math.ceil(N / W) / fit))
+        return int(max(1, math.ceil(N / (per_worker * W)))), b_T
+    per_worker = BLOCKS_PER_THREAD * max(1, threads_per_worker)
     balance = math.ceil(N / (per_worker * max(1, workers)))
     return int(max(1, min(fit, balance))), b_T
 
@@ -284,6 +292,9 @@ def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worke
 _TARGETS: dict = {}
 #: one block at a time per worker process uses (and may replace) them
 _TARGETS_LOCK = threading.Lock()
+#: the last targets joined from X's chunks (one target block), for the worker's next task
+_JOINED: dict = {}
+_JOIN_LOCK = threading.Lock()
 
 def _live(x: np.ndarray) -> np.ndarray:
     return np.isfinite(x).any(axis=1)
@@ -330,6 +341,35 @@ def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall):
     return rho
 
 
+def _joined_targets(parts, es):
+    """The target chunks ``parts`` and their E joined into one array, once per worker
+    process: the last join is kept (with the chunks, whose identity is its key) for the
+    worker's next task, and xmap's target cache recognises it."""
+    key = tuple(id(p) for p in parts)
+    with _JOIN_LOCK:
+        hit = _JOINED.get("last")
+        if hit is not None and hit[0] == key and all(a is b for a, b in zip(hit[1], parts,
+                                                                          strict=True)):
+            return hit[2], hit[3]
+        _JOINED.clear()
+        xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+        et = np.concatenate([np.atleast_1d(np.asarray(e)) for e in es])
+        _JOINED["last"] = (key, list(parts), xt, et)
+        return xt, et
+
+
+def _xmap_block_all(xl, xts, ets, **kw):
+    """:func:`_xmap_block` of one library chunk against every target (the chunks of X as
+    lists: ``concatenate=False``)."""
+    xt, et = _joined_targets([_only(p) for p in xts], ets)
+    return _xmap_block(_only(xl), xt, et, **kw)
+
+
+def _only(v):
+    """The one chunk along time (a list of one with ``concatenate=False``)."""
+    return v[0] if isinstance(v, list) else v
+
+
 def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", recall=None,
                 target_block: int | None = None, labels=None):
     """The blocked map of a dask array ``X`` (N, T), chunked along series only.
@@ -371,11 +411,22 @@ def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", rec
         target_block = block_sizes(N, T, E_max=E_top, knn=knn, n_Tp=len(Tps),
                                    backend=backend)[1]
     target_block = int(max(1, min(N, target_block)))
+    kw = {"tau": tau, "Tps": Tps, "knn": knn, "excl": excl, "backend": backend,
+          "method": method, "recall": recall}
+    if target_block >= N:
+        # one target block: every task takes the chunks of X as they lie (joined once per
+        # worker, :func:`_joined_targets`), so each task goes where its library chunk is,
+        # not to the one worker that would hold a rechunked target block
+        ET = (da.from_array(E_d, chunks=(X.chunks[0],)) if isinstance(E_d, np.ndarray)
+              else E_d)
+        rho = da.blockwise(
+            _xmap_block_all, "inp", X, "it", X, "jt", ET, "j", new_axes={"n": N, "p": len(Tps)},
+            dtype=np.float64, concatenate=False, meta=np.empty((0, 0, 0)),
+            name="xedm-xmap-block-" + tokenize(X, E_d, target_block, kw), **kw)
+        return rho, E_d
     XT = X.rechunk({0: target_block})
     ET = (da.from_array(E_d, chunks=target_block) if isinstance(E_d, np.ndarray) else
           E_d.rechunk(target_block))
-    kw = {"tau": tau, "Tps": Tps, "knn": knn, "excl": excl, "backend": backend,
-          "method": method, "recall": recall}
     rho = da.blockwise(
         _xmap_block, "ijp", X, "it", XT, "jt", ET, "j", new_axes={"p": len(Tps)},
         dtype=np.float64, concatenate=True, meta=np.empty((0, 0, 0)),
