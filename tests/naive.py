@@ -389,14 +389,14 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1), pool
     return r, p, m
 
 
-def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_drivers=8,
-                            near=60):
+def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
+                            near=40):
     """causal_network's predictive conditioning, from the words of its docs.
 
     Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
     from z_i(t), the chosen own lags z_i(t - l) (l < E_i) and weight * z_j(t) of the chosen
     drivers j; points within the Theiler window (the first lag whose autocorrelation is
-    below 1/e, minus one) are left out; the neighbours are the 2 (d + 1) + 10 nearest (in
+    below 1/e, minus one) are left out; the neighbours are the (d + 1) + 10 nearest (in
     the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
     the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
@@ -425,7 +425,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
         n = len(y)
         A = np.array(cols).T  # (n, d)
         d = A.shape[1]
-        k = 2 * (d + 1) + 10
+        k = (d + 1) + 10
         e = np.empty(n)
         for p in range(n):
             cand = np.array([q for q in range(n) if abs(q - p) > excl])

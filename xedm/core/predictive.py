@@ -32,9 +32,9 @@ from ..kernels import get_kernel
 
 #: defaults of the conditioning, recorded in causal_network's attrs
 DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation time)",
-            "neighbors": "2 (d + 1) + 10 of the 60 nearest in i's own state (value, own lags)",
-            "theta": 1.0, "alpha_drop": 0.5, "max_drivers": 8}
-M_NEAR = 60
+            "neighbors": "(d + 1) + 10 of the 40 nearest in i's own state (value, own lags)",
+            "theta": 1.0, "alpha_drop": 0.7, "max_drivers": 8, "candidates": "every series"}
+M_NEAR = 40
 
 
 def standardize(X) -> np.ndarray:
@@ -45,9 +45,9 @@ def standardize(X) -> np.ndarray:
 
 
 def n_neighbors(d: int) -> int:
-    """Neighbours of the local linear fit in d coordinates (the intercept and d slopes, with
-    room to spare)."""
-    return 2 * (d + 1) + 10
+    """Neighbours of the local linear fit in d coordinates: the intercept and d slopes, and
+    10 residual degrees of freedom."""
+    return (d + 1) + 10
 
 
 def decorrelation_time(x) -> int:
@@ -94,7 +94,7 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     return p, gain
 
 
-def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.5, max_drivers=8, excl=0,
+def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,
                      pool=None, progress: Callable = iter):
     """The predictive conditioning of every series (module docstring).
 

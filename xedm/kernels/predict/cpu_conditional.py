@@ -48,39 +48,6 @@ def _insert(ds, nb, cnt, kk, dq, q):
     return cnt
 
 
-@njit(cache=True, fastmath=FASTMATH_STRICT)
-def _intercept(B, C, ci, use_c, y, p, nb, w, kk, A, bv, row, R, sc, z):
-    """Weighted least squares of y[nb] on 1 and the coordinates relative to p's: the
-    intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or below
-    PIVOT_MIN: S-map's solver)."""
-    d0 = B.shape[0]
-    nc = d0 + 1 + (1 if use_c else 0)
-    for u in range(nc):
-        bv[u] = 0.0
-        for v in range(nc):
-            A[u, v] = 0.0
-    for a in range(kk):
-        q = nb[a]
-        row[0] = 1.0
-        for c in range(d0):
-            row[c + 1] = B[c, q] - B[c, p]
-        if use_c:
-            row[d0 + 1] = C[ci, q] - C[ci, p]
-        wa = w[a]
-        yq = y[q]
-        for u in range(nc):
-            ru = wa * row[u]
-            bv[u] += ru * yq
-            for v in range(u, nc):
-                A[u, v] += ru * row[v]
-    if not unit_cholesky(A, R, sc, nc):
-        return np.nan
-    for u in range(nc):
-        bv[u] = bv[u] / sc[u]
-    _solve(R, bv, z, nc)
-    return z[0] / sc[0]
-
-
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
 def conditional_pool(O, M, excl):
     """The M nearest points of every point in the coordinates O (d, n) (module docstring):
@@ -113,45 +80,56 @@ def conditional_pool(O, M, excl):
 def conditional_errors(B, C, y, lib, k, theta):
     """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C, the
     neighbours taken from the pools ``lib`` (module docstring); B (d0, n), C (m, n), y (n,)
-    finite, lib (n, M) from :func:`conditional_pool`."""
+    finite, lib (n, M) from :func:`conditional_pool`.  Per point, the coordinates of its pool
+    relative to its own (``Brel``, ``Crel``) are gathered once for every candidate; the
+    errors are written point by point (rows of ``err``: no two threads share a line)."""
     d0, n = B.shape
     m = C.shape[0]
     mm = max(m, 1)
-    err = np.full((mm, n), np.nan)
-    nc_max = d0 + 2
+    use_c = m > 0
+    err = np.full((n, mm), np.nan)
+    nc = d0 + 1 + (1 if use_c else 0)
     for p in prange(n):
         nl = 0
         while nl < lib.shape[1] and lib[p, nl] >= 0:
             nl += 1
         if nl < 1:
             continue
+        Brel = np.empty((nl, d0))
         base = np.empty(nl)
+        yq = np.empty(nl)
+        Crel = np.zeros((mm, nl))
         for a in range(nl):
             q = lib[p, a]
             s = 0.0
             for c in range(d0):
                 t = B[c, q] - B[c, p]
+                Brel[a, c] = t
                 s += t * t
             base[a] = s
+            yq[a] = y[q]
+        for ci in range(m):
+            cp = C[ci, p]
+            for a in range(nl):
+                Crel[ci, a] = C[ci, lib[p, a]] - cp
         kk = min(k, nl)
         nb = np.empty(kk, np.int64)
         ds = np.empty(kk)
         w = np.empty(kk)
-        A = np.empty((nc_max, nc_max))
-        R = np.zeros((nc_max, nc_max))
-        sc = np.empty(nc_max)
-        bv = np.empty(nc_max)
-        row = np.empty(nc_max)
-        z = np.empty(nc_max)
+        A = np.empty((nc, nc))
+        R = np.zeros((nc, nc))
+        sc = np.empty(nc)
+        bv = np.empty(nc)
+        row = np.empty(nc)
+        z = np.empty(nc)
         for ci in range(mm):
             cnt = 0
             for a in range(nl):  # the kk nearest, by insertion (time order among ties)
-                q = lib[p, a]
                 dq = base[a]
-                if m > 0:
-                    t = C[ci, q] - C[ci, p]
+                if use_c:
+                    t = Crel[ci, a]
                     dq += t * t
-                cnt = _insert(ds, nb, cnt, kk, dq, q)
+                cnt = _insert(ds, nb, cnt, kk, dq, a)
             md = 0.0
             for a in range(kk):
                 ds[a] = np.sqrt(ds[a])
@@ -159,5 +137,31 @@ def conditional_errors(B, C, y, lib, k, theta):
             md = md / kk
             for a in range(kk):
                 w[a] = np.exp(-theta * ds[a] / md) if md > 0 else 1.0
-            err[ci, p] = _intercept(B, C, ci, m > 0, y, p, nb, w, kk, A, bv, row, R, sc, z) - y[p]
-    return err
+            # weighted least squares of y on 1 and the coordinates relative to p's: the
+            # intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or
+            # below PIVOT_MIN: S-map's solver)
+            for u in range(nc):
+                bv[u] = 0.0
+                for v in range(nc):
+                    A[u, v] = 0.0
+            for a in range(kk):
+                r = nb[a]
+                row[0] = 1.0
+                for c in range(d0):
+                    row[c + 1] = Brel[r, c]
+                if use_c:
+                    row[d0 + 1] = Crel[ci, r]
+                wa = w[a]
+                yv = yq[r]
+                for u in range(nc):
+                    ru = wa * row[u]
+                    bv[u] += ru * yv
+                    for v in range(u, nc):
+                        A[u, v] += ru * row[v]
+            if not unit_cholesky(A, R, sc, nc):
+                continue
+            for u in range(nc):
+                bv[u] = bv[u] / sc[u]
+            _solve(R, bv, z, nc)
+            err[p, ci] = z[0] / sc[0] - y[p]
+    return np.ascontiguousarray(err.T)
