@@ -72,19 +72,13 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     error.  NaN errors count as no improvement (p = 1)."""
     from scipy.special import ndtr
 
-    e0 = np.asarray(e0, np.float64)
-    e1 = np.atleast_2d(np.asarray(e1, np.float64))
+    e0 = np.ascontiguousarray(e0, np.float64)
+    e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     ok = np.isfinite(e0)[None, :] & np.isfinite(e1)
-    d = np.where(ok, np.abs(np.where(ok, e0, 0.0)) - np.abs(np.where(ok, e1, 0.0)), 0.0)
-    rank = np.argsort(np.argsort(np.abs(d), axis=1, kind="stable"), axis=1) + 1.0
-    s = np.sign(d) * rank
-    var = (rank**2 * (d != 0)).sum(axis=1)
-    sc = s - s.mean(axis=1, keepdims=True)
-    v2 = (sc**2).mean(axis=1)
-    r1 = (sc[:, 1:] * sc[:, :-1]).mean(axis=1) / np.where(v2 > 0, v2, 1.0)
+    s, var, r1 = get_kernel("signed_rank_stats", "cpu")(e0, e1)
     r1 = np.clip(r1, 0.0, 0.99)
     var = var * (1 + r1) / (1 - r1)
-    z = s.sum(axis=1) / np.sqrt(np.where(var > 0, var, 1.0))
+    z = s / np.sqrt(np.where(var > 0, var, 1.0))
     p = np.where(var > 0, ndtr(-z), 1.0)
     sq0 = np.where(np.isfinite(e0), e0, 0.0) ** 2
     mse0 = sq0.sum() / max(np.isfinite(e0).sum(), 1)

@@ -2,6 +2,7 @@
 
     conditional_pool(O, M, excl) -> lib (n, M')
     conditional_errors(B, C, y, lib, k, theta) -> errors (max(m, 1), n)
+    signed_rank_stats(e0, E1) -> (S, V, r1) each (m,)
 
 ``conditional_pool``: for each point p, its M' = min(M, available) nearest points in the
 coordinates ``O`` (d, n) (the series' own state), ties in time order, listed in time order;
@@ -15,6 +16,12 @@ nearest in (B + candidate) among its pool ``lib[p]``, ties in time order.  Weigh
 p)`` by weighted least squares (S-map's solver: the normal matrix scaled to unit diagonal,
 Cholesky), whose intercept is the prediction.  The error is prediction - y[p] (NaN where the
 system is singular or p has no pool).
+
+``signed_rank_stats``: Wilcoxon's signed-rank statistic of d = |e0| - |E1[c]| (a NaN in either
+error makes d = 0) for each row c: S = sum sign(d) rank(|d|) (ranks 1..n, ties in time
+order), V = the sum of rank^2 over d != 0, and r1 the lag-1 autocorrelation of the signed
+ranks (centred; the mean of the n - 1 lagged products over the mean square; 0 when the
+ranks have no variance).
 """
 
 from __future__ import annotations
@@ -165,3 +172,38 @@ def conditional_errors(B, C, y, lib, k, theta):
             _solve(R, bv, z, nc)
             err[p, ci] = z[0] / sc[0] - y[p]
     return np.ascontiguousarray(err.T)
+
+
+@njit(parallel=True, cache=True)
+def signed_rank_stats(e0, E1):
+    """Signed-rank statistic, its variance and the lag-1 autocorrelation of the signed ranks
+    of |e0| - |E1[c]| for every row c (module docstring)."""
+    m, n = E1.shape
+    S = np.zeros(m)
+    V = np.zeros(m)
+    r1 = np.zeros(m)
+    for c in prange(m):
+        d = np.empty(n)
+        for t in range(n):
+            a, b = e0[t], E1[c, t]
+            d[t] = abs(a) - abs(b) if np.isfinite(a) and np.isfinite(b) else 0.0
+        order = np.argsort(np.abs(d), kind="mergesort")
+        sr = np.empty(n)
+        for r in range(n):
+            t = order[r]
+            sr[t] = (r + 1.0) * (1.0 if d[t] > 0 else (-1.0 if d[t] < 0 else 0.0))
+            if d[t] != 0:
+                V[c] += (r + 1.0) ** 2
+        tot = 0.0
+        for t in range(n):
+            tot += sr[t]
+        S[c] = tot
+        mean = tot / n
+        v2 = 0.0
+        cov = 0.0
+        for t in range(n):
+            v2 += (sr[t] - mean) ** 2
+        for t in range(1, n):
+            cov += (sr[t] - mean) * (sr[t - 1] - mean)
+        r1[c] = (cov / max(n - 1, 1)) / (v2 / n) if v2 > 0 else 0.0
+    return S, V, r1
