@@ -389,14 +389,33 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1), pool
     return r, p, m
 
 
-def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_drivers=8,
-                            near=60):
+def signed_rank_p(e0, e1):
+    """(p, gain) of the predictive conditioning's test, from the words of its docs: one-sided
+    Wilcoxon signed-rank of |e0| - |e1| (ranks of |d| 1..n, ties by position), variance times
+    (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks, clipped to
+    [0, 0.99]); gain = 1 - mean(e1^2) / mean(e0^2)."""
+    from math import erfc, sqrt
+
+    dlt = np.abs(e0) - np.abs(e1)
+    order = np.argsort(np.abs(dlt), kind="stable")
+    rank = np.empty(len(dlt))
+    rank[order] = np.arange(1, len(dlt) + 1)
+    s = np.sign(dlt) * rank
+    sc = s - s.mean()
+    r1 = min(max(np.mean(sc[1:] * sc[:-1]) / np.mean(sc ** 2), 0.0), 0.99)
+    var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
+    p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
+    return p, 1 - np.mean(e1 ** 2) / np.mean(e0 ** 2)
+
+
+def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
+                            near=40):
     """causal_network's predictive conditioning, from the words of its docs.
 
     Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
     from z_i(t), the chosen own lags z_i(t - l) (l < E_i) and weight * z_j(t) of the chosen
     drivers j; points within the Theiler window (the first lag whose autocorrelation is
-    below 1/e, minus one) are left out; the neighbours are the 2 (d + 1) + 10 nearest (in
+    below 1/e, minus one) are left out; the neighbours are the (d + 1) + 10 nearest (in
     the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
     the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
@@ -406,7 +425,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
     above; then each chosen driver retested given the other chosen terms.
     Returns p (N, N), gain (N, N), selected (N, N).
     """
-    from math import erfc, exp, sqrt
+    from math import exp
 
     X = np.asarray(X, float)
     Z = (X - X.mean(1, keepdims=True)) / X.std(1, keepdims=True)
@@ -425,7 +444,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
         n = len(y)
         A = np.array(cols).T  # (n, d)
         d = A.shape[1]
-        k = 2 * (d + 1) + 10
+        k = (d + 1) + 10
         e = np.empty(n)
         for p in range(n):
             cand = np.array([q for q in range(n) if abs(q - p) > excl])
@@ -441,17 +460,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.5, max_dri
             e[p] = coef[0] - y[p]
         return e
 
-    def test(e0, e1):
-        dlt = np.abs(e0) - np.abs(e1)
-        order = np.argsort(np.abs(dlt), kind="stable")
-        rank = np.empty(len(dlt))
-        rank[order] = np.arange(1, len(dlt) + 1)
-        s = np.sign(dlt) * rank
-        sc = s - s.mean()
-        r1 = min(max(np.mean(sc[1:] * sc[:-1]) / np.mean(sc ** 2), 0.0), 0.99)
-        var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
-        p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
-        return p, 1 - np.mean(e1 ** 2) / np.mean(e0 ** 2)
+    test = signed_rank_p
 
     for i in range(N):
         excl = theiler(Z[i])

@@ -109,6 +109,32 @@ def test_predictive_conditioning_matches_naive():
     assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
 
 
+def test_signed_rank_test_matches_naive():
+    from xedm.core.predictive import improvement_p
+
+    rng = np.random.default_rng(2)
+    e0 = np.round(rng.standard_normal(300), 1)  # ties in |d| and zero differences
+    e1 = np.stack([np.round(e0 * rng.uniform(0.7, 1.1, 300), 1), np.round(0.5 * e0, 1),
+                   e0 + np.cumsum(rng.standard_normal(300)) * 0.02,  # autocorrelated ranks
+                   np.round(rng.standard_normal(300), 1)])
+    e1[1, :5] = 0.0
+    p, gain = improvement_p(e0, e1)
+    ref = np.array([naive.signed_rank_p(e0, row) for row in e1])
+    np.testing.assert_allclose(p, ref[:, 0], rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(gain, ref[:, 1], rtol=1e-12)
+    assert p[1] < 1e-6 < p[3]
+    # a NaN error counts as no improvement; an all-NaN candidate has p = 1
+    bad = e1[:2].copy()
+    bad[0, 10:20] = np.nan
+    bad[1] = np.nan
+    p2, _ = improvement_p(e0, bad)
+    d = np.abs(e0) - np.abs(e1[0])
+    d[10:20] = 0.0
+    ref0 = naive.signed_rank_p(np.maximum(d, 0.0), np.maximum(-d, 0.0))[0]  # |a| - |b| = d
+    np.testing.assert_allclose(p2[0], ref0, rtol=1e-9)
+    assert p2[1] == 1.0
+
+
 def test_predictive_conditioning_removes_indirect_links():
     # a chain 0 -> 1 -> 2 and a common driver 3 -> 4, 3 -> 5 (logistic maps, coupling 0.2)
     rng = np.random.default_rng(0)

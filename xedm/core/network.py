@@ -133,7 +133,6 @@ def partial_corr_p(r, n: int, m):
     return np.where(good, p, np.nan)
 
 
-SCREEN = 0.5  # the predictive conditioning's candidate drivers: cross-map p_value <= SCREEN
 SHIFTS = (-1, 0, 1)  # the conditioning terms are taken at the pair's lag and one step around
 
 
@@ -216,8 +215,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
     5. Conditioning, ``conditioning="predictive"``
        (:func:`xedm.core.predictive.predictive_tests`): per series i, forward selection and
-       retest, among the drivers with p <= SCREEN (before BH), of those whose values improve
-       the leave-one-out prediction of i(t + 1);
+       retest, among every other series, of those whose values improve the leave-one-out
+       prediction of i(t + 1);
        ``gain_q``: Benjamini-Hochberg over the selected pairs; link: selected, gain_q <=
        alpha and not synchrony.  ``"partial"`` (:func:`conditional_tests`): every candidate
        on i's other screened drivers (p <= alpha before BH, best_Tp <= 0); its q:
@@ -264,10 +263,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     if conditioning == "predictive":
         from .predictive import predictive_tests
 
-        # candidate drivers: the cross map's p_value <= SCREEN (a loose screen, as PCMCI's
-        # pc_alpha, which halves the cost and keeps 94 % or more of the true links)
-        gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, pool=off & (p <= SCREEN),
-                                                       progress=progress)
+        # candidate drivers: every other series (a screen on the cross map's p_value drops
+        # weak true drivers, whose indirect proxies are then selected in their place)
+        gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, progress=progress)
         gq = bh_qvalues(gp, chosen)
         out.update(gain=gain, gain_p=np.where(off, gp, np.nan), gain_q=gq, selected=chosen,
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0),

@@ -32,9 +32,9 @@ from ..kernels import get_kernel
 
 #: defaults of the conditioning, recorded in causal_network's attrs
 DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation time)",
-            "neighbors": "2 (d + 1) + 10 of the 60 nearest in i's own state (value, own lags)",
-            "theta": 1.0, "alpha_drop": 0.5, "max_drivers": 8}
-M_NEAR = 60
+            "neighbors": "(d + 1) + 10 of the 40 nearest in i's own state (value, own lags)",
+            "theta": 1.0, "alpha_drop": 0.7, "max_drivers": 8, "candidates": "every series"}
+M_NEAR = 40
 
 
 def standardize(X) -> np.ndarray:
@@ -45,9 +45,9 @@ def standardize(X) -> np.ndarray:
 
 
 def n_neighbors(d: int) -> int:
-    """Neighbours of the local linear fit in d coordinates (the intercept and d slopes, with
-    room to spare)."""
-    return 2 * (d + 1) + 10
+    """Neighbours of the local linear fit in d coordinates: the intercept and d slopes, and
+    10 residual degrees of freedom."""
+    return (d + 1) + 10
 
 
 def decorrelation_time(x) -> int:
@@ -72,19 +72,13 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     error.  NaN errors count as no improvement (p = 1)."""
     from scipy.special import ndtr
 
-    e0 = np.asarray(e0, np.float64)
-    e1 = np.atleast_2d(np.asarray(e1, np.float64))
+    e0 = np.ascontiguousarray(e0, np.float64)
+    e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     ok = np.isfinite(e0)[None, :] & np.isfinite(e1)
-    d = np.where(ok, np.abs(np.where(ok, e0, 0.0)) - np.abs(np.where(ok, e1, 0.0)), 0.0)
-    rank = np.argsort(np.argsort(np.abs(d), axis=1, kind="stable"), axis=1) + 1.0
-    s = np.sign(d) * rank
-    var = (rank**2 * (d != 0)).sum(axis=1)
-    sc = s - s.mean(axis=1, keepdims=True)
-    v2 = (sc**2).mean(axis=1)
-    r1 = (sc[:, 1:] * sc[:, :-1]).mean(axis=1) / np.where(v2 > 0, v2, 1.0)
+    s, var, r1 = get_kernel("signed_rank_stats", "cpu")(e0, e1)
     r1 = np.clip(r1, 0.0, 0.99)
     var = var * (1 + r1) / (1 - r1)
-    z = s.sum(axis=1) / np.sqrt(np.where(var > 0, var, 1.0))
+    z = s / np.sqrt(np.where(var > 0, var, 1.0))
     p = np.where(var > 0, ndtr(-z), 1.0)
     sq0 = np.where(np.isfinite(e0), e0, 0.0) ** 2
     mse0 = sq0.sum() / max(np.isfinite(e0).sum(), 1)
@@ -94,7 +88,7 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     return p, gain
 
 
-def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.5, max_drivers=8, excl=0,
+def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,
                      pool=None, progress: Callable = iter):
     """The predictive conditioning of every series (module docstring).
 

@@ -130,6 +130,7 @@ register("skill_rows", "cpu", "predict.cpu_skill:skill_rows")
 # causal_network's predictive conditioning
 register("conditional_errors", "cpu", "predict.cpu_conditional:conditional_errors")
 register("conditional_pool", "cpu", "predict.cpu_conditional:conditional_pool")
+register("signed_rank_stats", "cpu", "predict.cpu_conditional:signed_rank_stats")
 register("smap_predict", "cpu", "smap.cpu:smap_predict")
 register("smap_grid", "cpu", "smap.cpu_grid:smap_grid")
 register("sorted_table", "cpu", "cross.cpu_ccm:sorted_table")

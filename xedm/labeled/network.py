@@ -25,8 +25,8 @@ from .inputs import cross_series, progress_bar
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
     "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "
-    "by the predictive conditioning (among the pairs with p_value <= 0.5: forward "
-    "selection, then each selected driver retested "
+    "by the predictive conditioning (among every other series: forward selection, "
+    "candidates dropped at p > 0.7, then each selected driver retested "
     "given the others: adding j's value z_j(t) to a multivariate embedding of i (i's value, "
     "its selected own lags and its other selected drivers) lowers the absolute errors of the "
     "leave-one-out local linear prediction of i(t + 1), one-sided Wilcoxon signed-rank test), "
@@ -107,11 +107,11 @@ def causal_network(
        real driver peaks at Tp <= 0 (Ye et al. 2015).
     4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
     5. Conditioning, ``conditioning="predictive"`` (the default): for each series i, the
-       drivers j (among those with ``p_value <= 0.5``, a loose screen that halves the cost)
-       whose values z_j(t) improve the leave-one-out local linear prediction of
-       i(t + 1) from a multivariate embedding (i's value, its own lags, its other selected
-       drivers) are selected forward and retested given each other (one-sided Wilcoxon
-       signed-rank test of the absolute errors): ``gain`` (the relative reduction of the mean
+       drivers j (among every other series) whose values z_j(t) improve the leave-one-out
+       local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
+       lags, its other selected drivers) are selected forward (candidates dropped at
+       p > 0.7) and retested given each other (one-sided Wilcoxon signed-rank test of the
+       absolute errors): ``gain`` (the relative reduction of the mean
        squared error), ``gain_p``, ``gain_q`` (Benjamini-Hochberg over the selected
        pairs), ``selected``, ``n_conditions`` (i's other selected drivers).  An indirect
        driver (j -> k -> i) or a shared driver (k -> i, k -> j) adds nothing once k is in
@@ -268,7 +268,7 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
                 "signed-rank test of the absolute errors with and without the driver"),
             conditioning_options=str(DEFAULTS),
             conditioning_set=("the library's other selected drivers and its selected own "
-                              "lags; candidate drivers: p_value <= 0.5"),
+                              "lags; candidate drivers: every other series"),
             fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; gain_q: "
                         "over the selected pairs"),
             rule=RULE_PREDICTIVE)
