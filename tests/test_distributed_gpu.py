@@ -14,6 +14,10 @@ dask = pytest.importorskip("dask")
 def test_gpu_block_sizes():
     # 4 GPUs of 80 GB at the whole-brain length: every target in one block, 2 blocks per GPU
     assert xd.block_sizes(20_000, 1450, memory=80e9, workers=4, backend="gpu") == (2500, 20000)
+    # as few blocks as fit (3,548 libraries at most here), the same number on every GPU
+    for w, blocks in [(1, 6), (2, 6), (3, 6), (4, 8)]:
+        lib, _ = xd.block_sizes(20_000, 1450, memory=80e9, workers=w, backend="gpu")
+        assert -(-20_000 // lib) == blocks and lib <= 3548
     assert xd.block_sizes(20_000, 1450, memory=80e9, workers=4) == (625, 20000)  # CPU rule
     # a small device: the target block is what fits in half of a quarter of its memory
     lib, tgt = xd.block_sizes(20_000, 1450, memory=1e9, workers=1, backend="gpu")

@@ -257,18 +257,24 @@ def test_xmap_skill_groups_equals_cpu():
         assert not np.allclose(c, a[:, 1:])
 
 
-@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4"])
+@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4", "ytile16",
+                                     "ytile8", "ytile16r1"])
 def test_xmap_lookup_kernels_equal_cpu(variant, monkeypatch):
     """Every lookup kernel (the general one, the L2-tiled one at 1, 2 and 4 targets per
-    thread) on many targets: groups that straddle tiles and end mid-tile, NaN-free columns
-    among columns with gaps, rows left out by pred_ok; equal to the CPU's
-    xmap_skill_groups."""
+    thread, the shared-memory one at 16 and 8 columns per tile and at one row per lane) on
+    many targets: groups that straddle tiles and end mid-tile, NaN-free columns among
+    columns with gaps, rows left out by pred_ok; equal to the CPU's xmap_skill_groups."""
     from xedm.core.embed import LibSpec, prepare
-    from xedm.kernels.cross import gpu_xmap
+    from xedm.kernels.cross import gpu_xmap, gpu_ytile
 
     monkeypatch.setattr(gpu_xmap, "TILED", variant != "general")
+    monkeypatch.setattr(gpu_xmap, "YTILE", variant.startswith("ytile"))
     if variant.startswith("tile"):
         monkeypatch.setattr(gpu_xmap, "TILE_TPT", int(variant[4:]))
+    if variant.startswith("ytile"):
+        monkeypatch.setattr(gpu_ytile, "COLUMNS", (int(variant[5:].split("r")[0]),))
+        monkeypatch.setattr(gpu_ytile, "RPI", 1 if variant.endswith("r1") else None)
+        assert gpu_ytile.ytile_fits(160, 5) == gpu_ytile.COLUMNS[0]
     r = np.random.default_rng(21)
     N, T, nT = 7, 160, 700
     X = np.cumsum(r.standard_normal((N, T)), axis=1)
@@ -782,3 +788,22 @@ def test_smap_gpu_many_coordinates_thread_kernel(monkeypatch):
     assert sum(sent) > 0
     for name in b.data_vars:
         _close(a[name].values, b[name].values)
+
+
+@pytest.mark.parametrize("tau, excl, knn", [(1, 0, None), (2, 3, 5)])
+def test_choose_E_gpu_equals_cpu(tau, excl, knn):
+    """The GPU's choice of E (the kept-table choice's kNN passes, tables dropped: the
+    distributed E stage) picks the CPU's E for every series, gaps included."""
+    from xedm.core import ccm as core
+
+    r = np.random.default_rng(5)
+    X = np.empty((7, 300))
+    X[:6, 0] = 0.2 + 0.05 * np.arange(6)
+    for t in range(1, 300):  # logistic maps (r = 3.8), then noise; a random walk
+        X[:6, t] = 3.8 * X[:6, t - 1] * (1 - X[:6, t - 1])
+    X[:6] += 0.01 * r.standard_normal((6, 300))
+    X[6] = np.cumsum(r.standard_normal(300))
+    X[2, [40, 41, 200]] = np.nan
+    kw = dict(E_tab=np.arange(1, 9), tau=tau, knn=knn, excl=excl)
+    np.testing.assert_array_equal(core.choose_E(X, backend="gpu", **kw),
+                                  core.choose_E(X, backend="cpu", **kw))
