@@ -345,16 +345,15 @@ def _joined_targets(parts, es):
     """The target chunks ``parts`` and their E joined into one array, once per worker
     process: the last join is kept (with the chunks, whose identity is its key) for the
     worker's next task, and xmap's target cache recognises it."""
-    key = tuple(id(p) for p in parts)
     with _JOIN_LOCK:
         hit = _JOINED.get("last")
-        if hit is not None and hit[0] == key and all(a is b for a, b in zip(hit[1], parts,
-                                                                          strict=True)):
-            return hit[2], hit[3]
+        if hit is not None and len(hit[0]) == len(parts) and all(
+                a is b for a, b in zip(hit[0], parts, strict=True)):
+            return hit[1], hit[2]
         _JOINED.clear()
         xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
         et = np.concatenate([np.atleast_1d(np.asarray(e)) for e in es])
-        _JOINED["last"] = (key, list(parts), xt, et)
+        _JOINED["last"] = (list(parts), xt, et)
         return xt, et
 
 

@@ -396,13 +396,13 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
             raise ValueError("xmap with targets Y needs their E and their length T")
     M = Y.shape[0]
     n_sur = 0 if S is None else S.shape[1]
-    key = None
+    key = hit = None
     if cache is not None and S is None and E is not None and Y_given is not None:
         key = (np.asarray(E, np.int64).tobytes(), Tps.tobytes(), backend)
         hit = cache.get("targets")
         if hit is not None and (hit[0] is not Y_given or hit[1] != key):
-            cache.clear()
-    hit = cache.get("targets") if key is not None else None
+            hit = None
+            cache.clear()  # the other targets' columns freed before these are made
     if hit is not None:
         tgt_sets, lib_mask = hit[2]
     else:

@@ -1,7 +1,7 @@
 """The cross map's lookups with a tile of targets held in shared memory (CuPy).
 
     ytile_fits(T, k) -> columns per tile, or 0 when no tile fits this device
-    ytile(qk, wk, mk, wsk, k, qoff, mrow, Yc, a, b, P, nL, Tp, pt, pok, out)
+    ytile(qk, wk, mk, wsk, k, C, Yc, a, b, P, nL, Tp, pt, pok, out)
 
 The lookups of :mod:`xedm.kernels.cross.gpu_xmap` for NaN-free targets, where the whole series
 of a tile of ``C`` target columns (``C * T`` float64) fits in one block's shared memory (on
@@ -23,7 +23,7 @@ import numpy as np
 from ..knn.gpu import _module
 
 # rho from the shifted Pearson sums of n rows (NaN below 3 rows or without variance): one
-# device function for both lookup kernels
+# device function for every lookup kernel (gpu_xmap's general and tiled ones, this one)
 _PEARSON = r"""
 #include <math_constants.h>
 
