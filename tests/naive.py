@@ -409,7 +409,7 @@ def signed_rank_p(e0, e1):
 
 
 def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
-                            near=40):
+                            near=40, max_candidates=None):
     """causal_network's predictive conditioning, from the words of its docs.
 
     Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
@@ -422,7 +422,8 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     the point].  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
     variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
     clipped to [0, 0.99]).  Forward: add the best candidate with p <= alpha_drop, drop those
-    above; then each chosen driver retested given the other chosen terms.
+    above and, past ``max_candidates`` drivers left, the drivers with the largest p; then
+    each chosen driver retested given the other chosen terms.
     Returns p (N, N), gain (N, N), selected (N, N).
     """
     from math import exp
@@ -489,6 +490,9 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
             e0 = errs(chosen, best)
             chosen.append(best)
             live = [c for c in keep if c != best]
+            drivers = sorted((c for c in live if c[0] == "drv"), key=lambda c: res[c][0])
+            if max_candidates is not None and len(drivers) > max_candidates:
+                live = [c for c in live if c[0] == "own" or c in drivers[:max_candidates]]
         for c in chosen:
             if c[0] == "drv":
                 rest = [o for o in chosen if o != c]

@@ -109,6 +109,19 @@ def test_predictive_conditioning_matches_naive():
     assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
 
 
+def test_predictive_conditioning_candidate_cap_matches_naive():
+    # past max_candidates drivers in play, the ones with the largest p leave
+    X = xedm.datasets.many_series(7, 80, density=0.5, seed=5).x.values
+    E = np.array([2, 1, 1, 3, 1, 1, 2])
+    p, gain, sel, _ = predictive_tests(X, E, max_candidates=2)
+    p0, gain0, sel0 = naive.predictive_conditioning(X, E, max_candidates=2)
+    off = ~np.eye(7, dtype=bool)
+    np.testing.assert_array_equal(sel, sel0)
+    np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
+    full = predictive_tests(X, E)
+    assert not np.array_equal(full[0], p)  # the cap changed some test
+
+
 def test_signed_rank_test_matches_naive():
     from xedm.core.predictive import improvement_p
 

@@ -265,7 +265,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
 
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place)
-        gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, progress=progress)
+        gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, backend=backend,
+                                                      progress=progress)
         gq = bh_qvalues(gp, chosen)
         out.update(gain=gain, gain_p=np.where(off, gp, np.nan), gain_q=gq, selected=chosen,
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0),

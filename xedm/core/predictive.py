@@ -64,39 +64,90 @@ def decorrelation_time(x) -> int:
     return max(len(x) // 10, 1)
 
 
+def _p_gain(S, V, r1, sq0, c0, sq1, c1):
+    """(p, gain) of :func:`improvement_p` from the kernel's sums (``rank_stats``)."""
+    from scipy.special import ndtr
+
+    r1 = np.clip(r1, 0.0, 0.99)
+    var = V * (1 + r1) / (1 - r1)
+    z = S / np.sqrt(np.where(var > 0, var, 1.0))
+    p = np.where(var > 0, ndtr(-z), 1.0)
+    mse0 = sq0 / np.maximum(c0, 1)
+    mse1 = sq1 / np.maximum(c1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(mse0 > 0, 1.0 - mse1 / np.where(mse0 > 0, mse0, 1.0), 0.0)
+    return p, gain
+
+
 def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     """One-sided p-values that the errors ``e1`` (m, n) are smaller in absolute value than
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
     to [0, 0.99]; ties ranked by position), and the relative reduction of the mean squared
     error.  NaN errors count as no improvement (p = 1)."""
-    from scipy.special import ndtr
-
-    e0 = np.ascontiguousarray(e0, np.float64)
+    e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
-    ok = np.isfinite(e0)[None, :] & np.isfinite(e1)
-    s, var, r1 = get_kernel("signed_rank_stats", "cpu")(e0, e1)
-    r1 = np.clip(r1, 0.0, 0.99)
-    var = var * (1 + r1) / (1 - r1)
-    z = s / np.sqrt(np.where(var > 0, var, 1.0))
-    p = np.where(var > 0, ndtr(-z), 1.0)
-    sq0 = np.where(np.isfinite(e0), e0, 0.0) ** 2
-    mse0 = sq0.sum() / max(np.isfinite(e0).sum(), 1)
-    sq1 = np.where(ok, e1, 0.0) ** 2
-    mse1 = sq1.sum(axis=1) / np.maximum(ok.sum(axis=1), 1)
-    gain = 1.0 - mse1 / mse0 if mse0 > 0 else np.zeros(len(e1))
-    return p, gain
+    m, n = e1.shape
+    sums = get_kernel("rank_stats", "cpu")(e1, np.arange(m), e0, np.zeros(m, np.int64),
+                                           np.full(m, n, np.int64))
+    return _p_gain(*sums)
+
+
+def _mask(codes) -> int:
+    """The own-lag bits of a model's codes (bit l - 1 for own lag l: code -l - 1)."""
+    return sum(1 << (-c - 2) for c in codes if c < -1)
+
+
+class _Batch:
+    """Model groups of one launch (``xedm.kernels.predict.cpu_conditional``'s layout), built
+    series by series: ``add`` returns the group's first output row."""
+
+    def __init__(self):
+        self.ser, self.base, self.mask, self.k, self.cand = [], [], [], [], []
+        self.bcodes, self.ccodes, self.rows = [], [], 0
+
+    def add(self, i, base, cands, mask) -> int:
+        b0, c0 = len(self.bcodes), len(self.ccodes)
+        self.bcodes.extend(base)
+        self.ccodes.extend(cands)
+        self.ser.append(i)
+        self.base.append((b0, len(self.bcodes)))
+        self.cand.append((c0, len(self.ccodes)))
+        self.mask.append(mask)
+        self.k.append(n_neighbors(len(base) + (1 if len(cands) else 0)))
+        first = self.rows
+        self.rows += max(len(cands), 1)
+        return first
+
+    def run(self, st, weight, theta):
+        if not self.ser:
+            return None
+        pool = st.pools(self.ser, self.mask)
+        return st.errors(self.ser, np.array(self.base, np.int64).reshape(-1, 2), self.bcodes,
+                         pool, self.k, np.array(self.cand, np.int64).reshape(-1, 2),
+                         self.ccodes, weight, theta)
+
+
+#: error rows of one launch, in bytes (the first round holds N (N - 1) models)
+BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
+#: drivers kept in play after each round: the MAX_CANDIDATES with the smallest p (the first
+#: round tests every series; at N = 1,000 the later rounds would otherwise retest hundreds)
+MAX_CANDIDATES = 128
 
 
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,
-                     pool=None, progress: Callable = iter):
+                     pool=None, max_candidates=MAX_CANDIDATES, backend="cpu",
+                     progress: Callable = iter):
     """The predictive conditioning of every series (module docstring).
 
     ``E`` (N,): each series' embedding dimension (its own lags 1..E-1 are candidates);
     ``excl``: the smallest exclusion radius of the leave-one-out predictions (each series
     uses at least its :func:`decorrelation_time`: on a finely sampled flow the points next in
     time would otherwise interpolate the trajectory, and every coordinate would help);
-    ``pool`` (N, N) bool: the candidate drivers of each series (default every other series).
+    ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
+    ``max_candidates``: drivers kept in play after each round (those with the smallest p).
+    Every series advances one round at a time (its models of a round in one batch with the
+    other series': ``backend`` "cpu" or "gpu" runs the kernels).
     Returns ``p`` (N, N) (1 on the diagonal), ``gain`` (N, N) (the relative reduction of the
     mean squared error at the pair's last test), ``selected`` (N, N) bool and ``n_drivers``
     (N,) the number of selected drivers of each series.
@@ -104,75 +155,99 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     Z = standardize(X)
     N, T = Z.shape
     E = np.asarray(E, np.int64)
+    t0 = np.maximum(E - 1, 0)
+    n = np.maximum(T - 1 - t0, 0)
+    ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
+    st = get_kernel("conditional_state", backend)(Z, t0, n, ex, M_NEAR)
+    per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
     p = np.ones((N, N))
     gain = np.full((N, N), np.nan)
+    chosen: list[list[int]] = [[] for _ in range(N)]
+    live = {}
+    for i in range(N):
+        drv = [j for j in range(N) if j != i and (pool is None or pool[i, j])]
+        live[i] = np.array([-(lag + 1) for lag in range(1, int(E[i]))] + drv, np.int64)
+    # every series' own model first: its errors e0
+    active = [i for i in range(N) if n[i] > 0]
+    for part in _parts(active, lambda i: 1, per_batch):
+        b = _Batch()
+        rows = [b.add(i, [-1], [], 0) for i in part]
+        st.keep(part, b.run(st, weight, theta), rows)
+    active = [i for i in active if len(live[i]) and max_drivers > 0]
+    rounds = iter(progress(range(int(max_drivers) + int(E.max(initial=1)))))
+    while active:
+        next(rounds, None)
+        nxt = []
+        for part in _parts(active, lambda i: len(live[i]), per_batch):
+            b = _Batch()
+            first = {}
+            for i in part:
+                base, lv = [-1, *chosen[i]], live[i]
+                m0 = _mask(chosen[i])
+                own = lv[lv < -1]
+                first[i] = [b.add(i, base, [c], m0 | _mask([c])) for c in own.tolist()]
+                if len(own) < len(lv):
+                    first[i].append(b.add(i, base, lv[len(own):].tolist(), m0))
+            A = b.run(st, weight, theta)
+            ra = np.concatenate([np.arange(first[i][0], first[i][0] + len(live[i]))
+                                 for i in part])
+            rb = np.repeat(part, [len(live[i]) for i in part])
+            pc_all, gc_all = _p_gain(*st.stats(A, ra, st.e0, rb, n[rb]))
+            keep_s, keep_r, at = [], [], 0
+            for i in part:
+                lv = live[i]
+                pc, gc = pc_all[at:at + len(lv)], gc_all[at:at + len(lv)]
+                row0 = first[i][0]
+                at += len(lv)
+                drv = lv >= 0
+                p[i, lv[drv]], gain[i, lv[drv]] = pc[drv], gc[drv]
+                keep = pc <= alpha_drop
+                if not keep.any():
+                    continue
+                best = int(np.argmin(np.where(keep, pc, np.inf)))
+                chosen[i].append(int(lv[best]))
+                keep_s.append(i)
+                keep_r.append(row0 + best)
+                keep[best] = False
+                if (keep & drv).sum() > max_candidates:  # the best drivers stay in play
+                    order = np.flatnonzero(keep & drv)[np.argsort(pc[keep & drv],
+                                                                  kind="stable")]
+                    keep[order[max_candidates:]] = False
+                live[i] = lv[keep]
+                if len(live[i]) and sum(c >= 0 for c in chosen[i]) < max_drivers:
+                    nxt.append(i)
+            st.keep(keep_s, A, keep_r)
+        active = nxt
+    # every selected driver given all the others
+    todo = [i for i in range(N) if any(c >= 0 for c in chosen[i])]
+    for part in _parts(todo, lambda i: 2 * sum(c >= 0 for c in chosen[i]), per_batch):
+        b = _Batch()
+        pairs = []
+        for i in part:
+            for c in chosen[i]:
+                if c >= 0:
+                    rest = [o for o in chosen[i] if o != c]
+                    r0 = b.add(i, [-1, *rest], [], _mask(rest))
+                    pairs.append((i, c, b.add(i, [-1, *rest], [c], _mask(rest)), r0))
+        A = b.run(st, weight, theta)
+        ii, cc, ra, rb = (np.array(v, np.int64) for v in zip(*pairs, strict=True))
+        p[ii, cc], gain[ii, cc] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
     selected = np.zeros((N, N), bool)
-    opts = dict(weight=float(weight), theta=float(theta), alpha_drop=float(alpha_drop),
-                max_drivers=int(max_drivers))
-    for i in progress(range(N)):
-        drivers = [j for j in range(N) if j != i and (pool is None or pool[i, j])]
-        ex = max(int(excl), decorrelation_time(Z[i]))  # Theiler window of the prediction
-        tested, chosen = _select(Z, i, int(E[i]), drivers, ex, **opts)
-        for j, (pv, gv) in tested.items():
-            p[i, j], gain[i, j] = pv, gv
-        selected[i, chosen] = True
+    for i in range(N):
+        selected[i, [c for c in chosen[i] if c >= 0]] = True
     return p, gain, selected, selected.sum(axis=1)
 
 
-def _select(Z, i, E, drivers, excl, *, weight, theta, alpha_drop, max_drivers):
-    """Forward selection and retest for series i (module docstring): ({driver: (p, gain)} at
-    each driver's last test, the selected drivers)."""
-    kernel = get_kernel("conditional_errors", "cpu")
-    pool_kernel = get_kernel("conditional_pool", "cpu")
-    t = np.arange(max(E - 1, 0), Z.shape[1] - 1)
-    y = np.ascontiguousarray(Z[i, t + 1])
-    coords = {("own", lag): Z[i, t - lag] for lag in range(1, E)}
-    coords.update({("drv", j): weight * Z[j, t] for j in drivers})
-    pools: dict = {}
-
-    def pool(base_keys):
-        """Each point's M_NEAR nearest in i's own state (its value and chosen own lags)."""
-        own = tuple(c for c in base_keys if c[0] == "own")
-        if own not in pools:
-            O = np.stack([Z[i, t]] + [coords[c] for c in own])
-            pools[own] = pool_kernel(np.ascontiguousarray(O), M_NEAR, excl)
-        return pools[own]
-
-    def errors(base_keys, extra_keys):
-        """Errors (max(len(extra_keys), 1), n) of the model base_keys + each extra key."""
-        own = [c for c in extra_keys if c[0] == "own"]
-        if own and len(extra_keys) > 1:  # an own lag changes the pool: one call each
-            drv = [c for c in extra_keys if c[0] != "own"]
-            rows = {c: errors(base_keys, [c])[0] for c in own}
-            if drv:
-                rows.update(zip(drv, errors(base_keys, drv), strict=True))
-            return np.stack([rows[c] for c in extra_keys])
-        B = np.stack([Z[i, t]] + [coords[c] for c in base_keys])
-        C = (np.stack([coords[c] for c in extra_keys]) if extra_keys
-             else np.zeros((0, len(t))))
-        d = B.shape[0] + (1 if extra_keys else 0)
-        return kernel(np.ascontiguousarray(B), np.ascontiguousarray(C), y,
-                      pool([*base_keys, *own]), n_neighbors(d), theta)
-
-    tested: dict = {}
-    chosen: list = []
-    live = list(coords)
-    e0 = errors(chosen, [])[0]
-    while live and sum(c[0] == "drv" for c in chosen) < max_drivers:
-        e1 = errors(chosen, live)
-        pc, gc = improvement_p(e0, e1)
-        tested.update({c[1]: (pv, gv) for c, pv, gv in zip(live, pc, gc, strict=True)
-                       if c[0] == "drv"})
-        keep = pc <= alpha_drop
-        if not keep.any():
-            break
-        b = int(np.argmin(np.where(keep, pc, np.inf)))
-        chosen.append(live[b])
-        e0 = e1[b]
-        live = [c for c, kp in zip(live, keep, strict=True) if kp and c != chosen[-1]]
-    for c in chosen:  # every selected driver given all the others
-        if c[0] == "drv":
-            rest = [o for o in chosen if o != c]
-            pc, gc = improvement_p(errors(rest, [])[0], errors(rest, [c]))
-            tested[c[1]] = (pc[0], gc[0])
-    return tested, [c[1] for c in chosen if c[0] == "drv"]
+def _parts(items, size, limit):
+    """``items`` in consecutive parts whose ``size`` sums to at most ``limit`` (a larger item
+    alone)."""
+    part, tot = [], 0
+    for it in items:
+        s = size(it)
+        if part and tot + s > limit:
+            yield part
+            part, tot = [], 0
+        part.append(it)
+        tot += s
+    if part:
+        yield part

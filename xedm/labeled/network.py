@@ -222,7 +222,7 @@ def causal_network(
     for tp in [1, *lags_arr.tolist()]:
         check_library_points(T, E_top, tau, tp, knn, "E_max" if E is None else "E")
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single",
-                                        "xmap_skill"], N * T * T)
+                                        "xmap_skill", "conditional_state"], N * T * T)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
                             knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
     from ..stats.surrogates import make_surrogates

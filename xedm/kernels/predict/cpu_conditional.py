@@ -1,27 +1,38 @@
-"""The predictive conditioning of :func:`xedm.causal_network` (numba, CPU).
+"""The predictive conditioning of :func:`xedm.causal_network` (numba, CPU), batched over
+series and models: the kernels behind :class:`xedm.kernels.predict.conditional.State`.
 
-    conditional_pool(O, M, excl) -> lib (n, M')
-    conditional_errors(B, C, y, lib, k, theta) -> errors (max(m, 1), n)
-    signed_rank_stats(e0, E1) -> (S, V, r1) each (m,)
+    conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools)        (fills pools)
+    conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, gk, gcand, ccodes, gout,
+                       weight, theta, out)                              (fills out)
+    rank_stats(A, ra, B, rb, nn) -> (S, V, r1, sq0, c0, sq1, c1) each (m,)
 
-``conditional_pool``: for each point p, its M' = min(M, available) nearest points in the
-coordinates ``O`` (d, n) (the series' own state), ties in time order, listed in time order;
-points with ``|p - q| <= excl`` (p itself included) are never listed.
+Series i's prediction points p = 0..n[i]-1 are the times t = t0[i] + p, the target
+Z[i, t + 1].  A coordinate is a **code**: c >= 0 is driver c, ``weight * Z[c, t]``; c < 0 is
+i's own lag l = -c - 1, ``Z[i, t - l]`` (-1: i's value itself).
 
-``conditional_errors``: leave-one-out local linear prediction (S-map on the k nearest
-neighbours) of a target from coordinates ``B`` (d0, n) with one candidate coordinate ``C[c]``
-(n,) added at a time; with no candidate (m = 0) from B alone.  The neighbours of p: the k
-nearest in (B + candidate) among its pool ``lib[p]``, ties in time order.  Weights
-``exp(-theta d / mean(d))`` over the k neighbours; the fit ``y ~ 1 + (coordinates - those of
-p)`` by weighted least squares (S-map's solver: the normal matrix scaled to unit diagonal,
-Cholesky), whose intercept is the prediction.  The error is prediction - y[p] (NaN where the
+``conditional_pools``: pool job j (series ``pser[j]``, own lags the bits of ``pmask[j]``:
+bit l - 1 for lag l) lists, for each point p, its M nearest points q in i's own state (its
+value and those lags), ties in time order, in time order; points with ``|p - q| <=
+excl[i]`` (p itself included) are never listed; rows ``poff[j] + p`` of ``pools`` (., M),
+-1 past the listed ones.
+
+``conditional_errors``: model group g: series ``gser[g]``, base coordinates
+``bcodes[gbase[g, 0]:gbase[g, 1]]`` (the first -1), the pools of rows ``gpool[g] + p``,
+k = ``gk[g]`` neighbours, and the candidate coordinates ``ccodes[gcand[g, 0]:gcand[g, 1]]``
+added one at a time (none: the base model alone, one row).  For each candidate (row
+``gout[g] + c`` of ``out``) and point p: the leave-one-out local linear prediction of the
+target from the k nearest (base + candidate coordinates) of p's pool, ties in time order,
+weights ``exp(-theta d / mean(d))``, the fit ``y ~ 1 + (coordinates - those of p)`` by
+weighted least squares (S-map's solver: the normal matrix scaled to unit diagonal,
+Cholesky), whose intercept is the prediction; the error: prediction - target (NaN where the
 system is singular or p has no pool).
 
-``signed_rank_stats``: Wilcoxon's signed-rank statistic of d = |e0| - |E1[c]| (a NaN in either
-error makes d = 0) for each row c: S = sum sign(d) rank(|d|) (ranks 1..n, ties in time
-order), V = the sum of rank^2 over d != 0, and r1 the lag-1 autocorrelation of the signed
-ranks (centred; the mean of the n - 1 lagged products over the mean square; 0 when the
-ranks have no variance).
+``rank_stats``: for each m, d = |B[rb[m]]| - |A[ra[m]]| over the first nn[m] times (0 where
+either is not finite): Wilcoxon's signed-rank statistic S = sum sign(d) rank(|d|) (ranks
+1..n, ties in time order), V = the sum of rank^2 over d != 0, r1 the lag-1 autocorrelation of
+the signed ranks (centred; the mean of the n - 1 lagged products over the mean square; 0
+when the ranks have no variance); sq0 / c0: the sum of squares and count of the finite
+B[rb[m]], sq1 / c1: those of A[ra[m]] where both are finite.
 """
 
 from __future__ import annotations
@@ -55,50 +66,91 @@ def _insert(ds, nb, cnt, kk, dq, q):
     return cnt
 
 
+@njit(cache=True, inline="always")
+def _value(Z, code, i, t, weight):
+    """Coordinate ``code`` of series i at time t (module docstring)."""
+    if code >= 0:
+        return weight * Z[code, t]
+    return Z[i, t + code + 1]
+
+
+@njit(cache=True, inline="always")
+def _job(starts, idx):
+    """The job whose rows [starts[j], starts[j + 1]) hold the flat index idx."""
+    return np.searchsorted(starts, idx, side="right") - 1
+
+
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def conditional_pool(O, M, excl):
-    """The M nearest points of every point in the coordinates O (d, n) (module docstring):
-    lib (n, M') int64, each row in time order; -1 pads rows with fewer points."""
-    d, n = O.shape
-    width = max(min(M, n - 1), 1)
-    out = np.full((n, width), -1, np.int64)
-    for p in prange(n):
-        lo, hi = max(0, p - excl), min(n, p + excl + 1)
-        nl = min(width, n - (hi - lo))
+def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
+    """Fill the pool rows of every pool job (module docstring)."""
+    M = pools.shape[1]
+    J = len(pser)
+    starts = np.zeros(J + 1, np.int64)
+    for j in range(J):
+        starts[j + 1] = starts[j] + n[pser[j]]
+    for flat in prange(starts[J]):
+        j = _job(starts, flat)
+        i = pser[j]
+        p = flat - starts[j]
+        ni = n[i]
+        a = t0[i]
+        lags = np.empty(64, np.int64)
+        nd = 1
+        lags[0] = 0
+        for b in range(63):
+            if (pmask[j] >> b) & 1:
+                lags[nd] = b + 1
+                nd += 1
+        row = poff[j] + p
+        for c in range(M):
+            pools[row, c] = -1
+        lo, hi = max(0, p - excl[i]), min(ni, p + excl[i] + 1)
+        nl = min(M, ni - (hi - lo))
         if nl < 1:
             continue
         lib = np.empty(nl, np.int64)
         lbd = np.empty(nl)
         cnt = 0
-        for q in range(n):
+        for q in range(ni):
             if lo <= q < hi:
                 continue
             dq = 0.0
-            for c in range(d):
-                t = O[c, q] - O[c, p]
+            for c in range(nd):
+                t = Z[i, a + q - lags[c]] - Z[i, a + p - lags[c]]
                 dq += t * t
             cnt = _insert(lbd, lib, cnt, nl, dq, q)
         lib.sort()
-        out[p, :nl] = lib
-    return out
+        for c in range(nl):
+            pools[row, c] = lib[c]
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
-def conditional_errors(B, C, y, lib, k, theta):
-    """Leave-one-out local linear errors (max(m, 1), n) of y from B plus each row of C, the
-    neighbours taken from the pools ``lib`` (module docstring); B (d0, n), C (m, n), y (n,)
-    finite, lib (n, M) from :func:`conditional_pool`.  Per point, the coordinates of its pool
-    relative to its own (``Brel``, ``Crel``) are gathered once for every candidate; the
-    errors are written point by point (rows of ``err``: no two threads share a line)."""
-    d0, n = B.shape
-    m = C.shape[0]
-    mm = max(m, 1)
-    use_c = m > 0
-    err = np.full((n, mm), np.nan)
-    nc = d0 + 1 + (1 if use_c else 0)
-    for p in prange(n):
+def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
+                       weight, theta, out):
+    """Fill the error rows of every model group (module docstring).  Per point, the base
+    coordinates of its pool relative to its own are gathered once for all the group's
+    candidates."""
+    G = len(gser)
+    W = pools.shape[1]
+    starts = np.zeros(G + 1, np.int64)
+    for g in range(G):
+        starts[g + 1] = starts[g] + n[gser[g]]
+    for flat in prange(starts[G]):
+        g = _job(starts, flat)
+        i = gser[g]
+        p = flat - starts[g]
+        a = t0[i]
+        b0 = gbase[g, 0]
+        d0 = gbase[g, 1] - b0
+        c0 = gcand[g, 0]
+        m = gcand[g, 1] - c0
+        mm = max(m, 1)
+        use_c = m > 0
+        for ci in range(mm):
+            out[gout[g] + ci, p] = np.nan
+        prow = gpool[g] + p
         nl = 0
-        while nl < lib.shape[1] and lib[p, nl] >= 0:
+        while nl < W and pools[prow, nl] >= 0:
             nl += 1
         if nl < 1:
             continue
@@ -106,20 +158,23 @@ def conditional_errors(B, C, y, lib, k, theta):
         base = np.empty(nl)
         yq = np.empty(nl)
         Crel = np.zeros((mm, nl))
-        for a in range(nl):
-            q = lib[p, a]
-            s = 0.0
+        for s in range(nl):
+            q = pools[prow, s]
+            acc = 0.0
             for c in range(d0):
-                t = B[c, q] - B[c, p]
-                Brel[a, c] = t
-                s += t * t
-            base[a] = s
-            yq[a] = y[q]
+                code = bcodes[b0 + c]
+                t = _value(Z, code, i, a + q, weight) - _value(Z, code, i, a + p, weight)
+                Brel[s, c] = t
+                acc += t * t
+            base[s] = acc
+            yq[s] = Z[i, a + q + 1]
         for ci in range(m):
-            cp = C[ci, p]
-            for a in range(nl):
-                Crel[ci, a] = C[ci, lib[p, a]] - cp
-        kk = min(k, nl)
+            code = ccodes[c0 + ci]
+            cp = _value(Z, code, i, a + p, weight)
+            for s in range(nl):
+                Crel[ci, s] = _value(Z, code, i, a + pools[prow, s], weight) - cp
+        kk = min(gk[g], nl)
+        nc = d0 + 1 + (1 if use_c else 0)
         nb = np.empty(kk, np.int64)
         ds = np.empty(kk)
         w = np.empty(kk)
@@ -129,21 +184,22 @@ def conditional_errors(B, C, y, lib, k, theta):
         bv = np.empty(nc)
         row = np.empty(nc)
         z = np.empty(nc)
+        yp = Z[i, a + p + 1]
         for ci in range(mm):
             cnt = 0
-            for a in range(nl):  # the kk nearest, by insertion (time order among ties)
-                dq = base[a]
+            for s in range(nl):  # the kk nearest, by insertion (time order among ties)
+                dq = base[s]
                 if use_c:
-                    t = Crel[ci, a]
+                    t = Crel[ci, s]
                     dq += t * t
-                cnt = _insert(ds, nb, cnt, kk, dq, a)
+                cnt = _insert(ds, nb, cnt, kk, dq, s)
             md = 0.0
-            for a in range(kk):
-                ds[a] = np.sqrt(ds[a])
-                md += ds[a]
+            for s in range(kk):
+                ds[s] = np.sqrt(ds[s])
+                md += ds[s]
             md = md / kk
-            for a in range(kk):
-                w[a] = np.exp(-theta * ds[a] / md) if md > 0 else 1.0
+            for s in range(kk):
+                w[s] = np.exp(-theta * ds[s] / md) if md > 0 else 1.0
             # weighted least squares of y on 1 and the coordinates relative to p's: the
             # intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or
             # below PIVOT_MIN: S-map's solver)
@@ -151,17 +207,17 @@ def conditional_errors(B, C, y, lib, k, theta):
                 bv[u] = 0.0
                 for v in range(nc):
                     A[u, v] = 0.0
-            for a in range(kk):
-                r = nb[a]
+            for s in range(kk):
+                r = nb[s]
                 row[0] = 1.0
                 for c in range(d0):
                     row[c + 1] = Brel[r, c]
                 if use_c:
                     row[d0 + 1] = Crel[ci, r]
-                wa = w[a]
+                ws = w[s]
                 yv = yq[r]
                 for u in range(nc):
-                    ru = wa * row[u]
+                    ru = ws * row[u]
                     bv[u] += ru * yv
                     for v in range(u, nc):
                         A[u, v] += ru * row[v]
@@ -170,40 +226,61 @@ def conditional_errors(B, C, y, lib, k, theta):
             for u in range(nc):
                 bv[u] = bv[u] / sc[u]
             _solve(R, bv, z, nc)
-            err[p, ci] = z[0] / sc[0] - y[p]
-    return np.ascontiguousarray(err.T)
+            out[gout[g] + ci, p] = z[0] / sc[0] - yp
 
 
 @njit(parallel=True, cache=True)
-def signed_rank_stats(e0, E1):
-    """Signed-rank statistic, its variance and the lag-1 autocorrelation of the signed ranks
-    of |e0| - |E1[c]| for every row c (module docstring)."""
-    m, n = E1.shape
-    S = np.zeros(m)
-    V = np.zeros(m)
-    r1 = np.zeros(m)
-    for c in prange(m):
+def rank_stats(A, ra, B, rb, nn):
+    """Signed-rank statistics of |B[rb[m]]| - |A[ra[m]]| and the squares of both, for every m
+    (module docstring)."""
+    m_all = len(ra)
+    S = np.zeros(m_all)
+    V = np.zeros(m_all)
+    r1 = np.zeros(m_all)
+    sq0 = np.zeros(m_all)
+    c0 = np.zeros(m_all, np.int64)
+    sq1 = np.zeros(m_all)
+    c1 = np.zeros(m_all, np.int64)
+    for m in prange(m_all):
+        n = nn[m]
         d = np.empty(n)
         for t in range(n):
-            a, b = e0[t], E1[c, t]
-            d[t] = abs(a) - abs(b) if np.isfinite(a) and np.isfinite(b) else 0.0
+            e0, e1 = B[rb[m], t], A[ra[m], t]
+            f0, f1 = np.isfinite(e0), np.isfinite(e1)
+            if f0:
+                sq0[m] += e0 * e0
+                c0[m] += 1
+            if f0 and f1:
+                sq1[m] += e1 * e1
+                c1[m] += 1
+                d[t] = abs(e0) - abs(e1)
+            else:
+                d[t] = 0.0
         order = np.argsort(np.abs(d), kind="mergesort")
         sr = np.empty(n)
         for r in range(n):
             t = order[r]
             sr[t] = (r + 1.0) * (1.0 if d[t] > 0 else (-1.0 if d[t] < 0 else 0.0))
             if d[t] != 0:
-                V[c] += (r + 1.0) ** 2
+                V[m] += (r + 1.0) ** 2
         tot = 0.0
         for t in range(n):
             tot += sr[t]
-        S[c] = tot
-        mean = tot / n
+        S[m] = tot
+        mean = tot / n if n > 0 else 0.0
         v2 = 0.0
         cov = 0.0
         for t in range(n):
             v2 += (sr[t] - mean) ** 2
         for t in range(1, n):
             cov += (sr[t] - mean) * (sr[t - 1] - mean)
-        r1[c] = (cov / max(n - 1, 1)) / (v2 / n) if v2 > 0 else 0.0
-    return S, V, r1
+        r1[m] = (cov / max(n - 1, 1)) / (v2 / n) if v2 > 0 else 0.0
+    return S, V, r1, sq0, c0, sq1, c1
+
+
+def state(Z, t0, n, excl, M):
+    """The lockstep selection's data in host memory (:class:`..conditional.State`)."""
+    from .conditional import State
+
+    return State(np, Z, t0, n, excl, M, pools=conditional_pools, errors=conditional_errors,
+                 stats=rank_stats)

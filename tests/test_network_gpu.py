@@ -1,0 +1,89 @@
+"""causal_network's predictive conditioning on the GPU: the CuPy twins of its kernels
+against the CPU's and tests/naive.py (skipped without a GPU).
+
+Tolerances: the signed-rank sums S and V are sums of integers (equal); the lag-1
+autocorrelation and the squares are block sums (rounding); the errors are the CPU's sums in
+the CPU's order without fused multiply-add (rounding).  p and gain to rtol 1e-6 (a rounding
+difference can swap the ranks of two nearly equal |d|), the selection equal.
+"""
+
+from __future__ import annotations
+
+import naive
+import numpy as np
+import pytest
+import xarray as xr
+
+import xedm
+from xedm.core.predictive import predictive_tests
+from xedm.kernels import get_kernel, gpu_available
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+]
+
+
+def test_rank_stats_gpu_equals_cpu():
+    import cupy as cp
+
+    rng = np.random.default_rng(0)
+    for n_max in (1, 7, 300, 1500, 5000):  # shared-memory sorts of 64 to 8,192 entries
+        A = np.round(rng.standard_normal((9, n_max)), 1)  # ties in |d|, zero differences
+        B = np.round(rng.standard_normal((3, n_max)), 1)
+        A[2, ::3] = np.nan
+        B[1, :4] = np.inf
+        A[5] = B[0]  # every d = 0
+        ra = np.arange(9)
+        rb = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2])
+        nn = np.array([n_max, max(n_max - 1, 1), n_max, 1, n_max, n_max, n_max // 2 + 1,
+                       n_max, n_max])
+        cpu = get_kernel("rank_stats", "cpu")(A, ra, B, rb, nn)
+        st = get_kernel("conditional_state", "gpu")(np.zeros((1, 3)), [0], [1], [0], 4)
+        gpu = st.stats(cp.asarray(A), ra, cp.asarray(B), rb, nn)
+        for c, g in zip(cpu, gpu, strict=True):
+            np.testing.assert_allclose(g, c, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(gpu[0], cpu[0])  # S and V: sums of integers
+        np.testing.assert_array_equal(gpu[1], cpu[1])
+
+
+@pytest.mark.parametrize("N, T, seed", [(4, 60, 3), (12, 300, 1)])
+def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
+    X = xedm.datasets.many_series(N, T, density=0.4, seed=seed).x.values
+    E = (np.arange(N) % 4) + 1  # own lags enter like candidates
+    cpu = predictive_tests(X, E, backend="cpu")
+    gpu = predictive_tests(X, E, backend="gpu")
+    off = ~np.eye(N, dtype=bool)
+    np.testing.assert_array_equal(gpu[2], cpu[2])
+    np.testing.assert_allclose(gpu[0][off], cpu[0][off], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(gpu[1][off], cpu[1][off], rtol=1e-6, atol=1e-9)
+    assert cpu[2].any() and (off & ~cpu[2]).any()
+    if N == 4:  # and the naive reference, as the CPU test
+        p0, gain0, sel0 = naive.predictive_conditioning(X, E)
+        np.testing.assert_array_equal(gpu[2], sel0)
+        np.testing.assert_allclose(gpu[0][off], p0[off], rtol=1e-6, atol=1e-12)
+
+
+def test_predictive_conditioning_gpu_cap_and_constant_series():
+    # more candidates than max_candidates: the cap in play on both devices; a constant series
+    X = xedm.datasets.many_series(20, 200, density=0.2, seed=4).x.values.copy()
+    X[3] = 0.25
+    E = np.full(20, 2)
+    cpu = predictive_tests(X, E, backend="cpu", max_candidates=5)
+    gpu = predictive_tests(X, E, backend="gpu", max_candidates=5)
+    np.testing.assert_array_equal(gpu[2], cpu[2])
+    off = ~np.eye(20, dtype=bool)
+    np.testing.assert_allclose(gpu[0][off], cpu[0][off], rtol=1e-6, atol=1e-12)
+    assert not gpu[2][3].any() and not gpu[2][:, 3].any()
+
+
+def test_causal_network_gpu_equals_cpu():
+    ds = xedm.datasets.many_series(8, 400, seed=1)
+    da = xr.DataArray(ds.x.values, dims=("series", "time"))
+    kw = dict(seed=0, surrogates=9, E_max=4, progress=False)
+    cpu = xedm.causal_network(da, backend="cpu", **kw)
+    gpu = xedm.causal_network(da, backend="gpu", **kw)
+    assert gpu.attrs["backend"] == "gpu"
+    np.testing.assert_array_equal(gpu.link.values, cpu.link.values)
+    np.testing.assert_array_equal(gpu.selected.values, cpu.selected.values)
+    np.testing.assert_allclose(gpu.gain_p.values, cpu.gain_p.values, rtol=1e-6, atol=1e-12)

@@ -1,0 +1,85 @@
+"""The data of the predictive conditioning's lockstep selection where its kernels run: host
+memory (``cpu_conditional.state``) or the GPU's (``gpu_conditional.state``).
+
+:class:`State` holds the standardised series, every pool computed so far (one per series
+and set of own lags, kept for the later rounds), each series' current errors ``e0`` and the
+last batch of model errors; the selection logic itself (:mod:`xedm.core.predictive`) sees
+only host arrays of indices and statistics.  Codes, pools and groups as in
+:mod:`xedm.kernels.predict.cpu_conditional`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class State:
+    """Series ``Z`` (N, T) standardised, the points of each series (``t0``, ``n``), its
+    exclusion radius ``excl`` and the pool width ``M``, on the array module ``xp`` with the
+    kernels ``pools``, ``errors`` and ``stats`` (same signatures on both devices)."""
+
+    def __init__(self, xp, Z, t0, n, excl, M, *, pools, errors, stats):
+        self.xp = xp
+        self._pools_k, self._errors_k, self._stats_k = pools, errors, stats
+        self.t0 = np.ascontiguousarray(t0, np.int64)
+        self.n = np.ascontiguousarray(n, np.int64)
+        self.excl = np.ascontiguousarray(excl, np.int64)
+        self.N = len(self.n)
+        self.nmax = max(int(self.n.max(initial=0)), 1)
+        self.M = int(M)
+        self.Z = xp.asarray(np.ascontiguousarray(Z, np.float64))
+        self._dev = {k: xp.asarray(v) for k, v in
+                     (("t0", self.t0), ("n", self.n), ("excl", self.excl))}
+        self.pool_rows = xp.empty((0, self.M), np.int32)
+        self._pool_at: dict = {}  # (series, own-lag mask) -> first row
+        self.e0 = xp.full((self.N, self.nmax), np.nan)
+
+    def pools(self, ser, masks) -> np.ndarray:
+        """The first pool row of each (series, own-lag mask), computing the missing ones (in
+        one launch)."""
+        keys = list(zip(np.asarray(ser).tolist(), np.asarray(masks).tolist(), strict=True))
+        new = list(dict.fromkeys(k for k in keys if k not in self._pool_at))
+        if new:
+            xp = self.xp
+            ps = np.array([k[0] for k in new], np.int64)
+            pm = np.array([k[1] for k in new], np.int64)
+            off = len(self.pool_rows) + np.concatenate([[0], np.cumsum(self.n[ps])[:-1]])
+            grown = xp.empty((len(self.pool_rows) + int(self.n[ps].sum()), self.M), np.int32)
+            grown[:len(self.pool_rows)] = self.pool_rows
+            self._pools_k(self.Z, self._dev["t0"], self._dev["n"], self._dev["excl"],
+                          xp.asarray(ps), xp.asarray(pm), xp.asarray(off), grown)
+            self.pool_rows = grown
+            self._pool_at.update(zip(new, off.tolist(), strict=True))
+        return np.array([self._pool_at[k] for k in keys], np.int64)
+
+    def errors(self, gser, gbase, bcodes, gpool, gk, gcand, ccodes, weight, theta):
+        """The error rows (one per candidate of each group, one for a group without) of the
+        model groups, in group order: an (R, nmax) array on the device."""
+        xp = self.xp
+        gser = np.asarray(gser, np.int64)
+        rows = np.maximum(np.diff(np.asarray(gcand, np.int64), axis=1)[:, 0], 1)
+        gout = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        out = xp.empty((int(rows.sum()), self.nmax))
+        dev = [xp.asarray(np.ascontiguousarray(a, t)) for a, t in
+               ((gser, np.int64), (gbase, np.int64), (bcodes, np.int64), (gpool, np.int64),
+                (gk, np.int64), (gcand, np.int64), (ccodes, np.int64), (gout, np.int64))]
+        self._errors_k(self.Z, self._dev["t0"], self._dev["n"], dev[0], dev[1], dev[2], dev[3],
+                       self.pool_rows, dev[4], dev[5], dev[6], dev[7], float(weight),
+                       float(theta), out)
+        return out
+
+    def stats(self, A, ra, B, rb, nn) -> tuple:
+        """:func:`rank_stats` of rows ``ra`` of ``A`` against rows ``rb`` of ``B`` over the
+        first ``nn`` times each, as host arrays."""
+        xp = self.xp
+        res = self._stats_k(A, xp.asarray(np.asarray(ra, np.int64)), B,
+                            xp.asarray(np.asarray(rb, np.int64)),
+                            xp.asarray(np.asarray(nn, np.int64)))
+        return tuple(np.asarray(r.get() if hasattr(r, "get") else r) for r in res)
+
+    def keep(self, series, A, rows) -> None:
+        """The rows ``rows`` of ``A`` become the current errors of ``series``."""
+        if len(series):
+            xp = self.xp
+            self.e0[xp.asarray(np.asarray(series, np.int64))] = \
+                A[xp.asarray(np.asarray(rows, np.int64))]
