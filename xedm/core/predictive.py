@@ -93,39 +93,42 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     return _p_gain(*sums)
 
 
-def _mask(codes) -> int:
-    """The own-lag bits of a model's codes (bit l - 1 for own lag l: code -l - 1)."""
-    return sum(1 << (-c - 2) for c in codes if c < -1)
-
-
 class _Batch:
     """Model groups of one launch (``xedm.kernels.predict.cpu_conditional``'s layout), built
     series by series: ``add`` returns the group's first output row."""
 
     def __init__(self):
         self.ser, self.base, self.mask, self.k, self.cand = [], [], [], [], []
-        self.bcodes, self.ccodes, self.rows = [], [], 0
+        self.bcodes, self.ccodes = [], []
+        self.nb = self.nc = self.rows = 0
 
     def add(self, i, base, cands, mask) -> int:
-        b0, c0 = len(self.bcodes), len(self.ccodes)
-        self.bcodes.extend(base)
-        self.ccodes.extend(cands)
+        """Group (series i, base codes, candidate codes (an array: one row each; empty: the
+        base model), own-lag mask of its pool)."""
+        m = len(cands)
+        self.bcodes.append(base)
+        self.ccodes.append(cands)
         self.ser.append(i)
-        self.base.append((b0, len(self.bcodes)))
-        self.cand.append((c0, len(self.ccodes)))
+        self.base.append((self.nb, self.nb + len(base)))
+        self.cand.append((self.nc, self.nc + m))
+        self.nb += len(base)
+        self.nc += m
         self.mask.append(mask)
-        self.k.append(n_neighbors(len(base) + (1 if len(cands) else 0)))
+        self.k.append(n_neighbors(len(base) + (1 if m else 0)))
         first = self.rows
-        self.rows += max(len(cands), 1)
+        self.rows += max(m, 1)
         return first
 
     def run(self, st, weight, theta):
         if not self.ser:
             return None
         pool = st.pools(self.ser, self.mask)
-        return st.errors(self.ser, np.array(self.base, np.int64).reshape(-1, 2), self.bcodes,
-                         pool, self.k, np.array(self.cand, np.int64).reshape(-1, 2),
-                         self.ccodes, weight, theta)
+        bc = np.concatenate([np.asarray(b, np.int64) for b in self.bcodes])
+        cc = (np.concatenate([np.asarray(c, np.int64) for c in self.ccodes]) if self.nc
+              else np.zeros(0, np.int64))
+        return st.errors(self.ser, np.array(self.base, np.int64).reshape(-1, 2), bc, pool,
+                         self.k, np.array(self.cand, np.int64).reshape(-1, 2), cc, weight,
+                         theta)
 
 
 #: error rows of one launch, in bytes (the first round holds N (N - 1) models)
@@ -162,11 +165,11 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
     p = np.ones((N, N))
     gain = np.full((N, N), np.nan)
-    chosen: list[list[int]] = [[] for _ in range(N)]
-    live = {}
-    for i in range(N):
-        drv = [j for j in range(N) if j != i and (pool is None or pool[i, j])]
-        live[i] = np.array([-(lag + 1) for lag in range(1, int(E[i]))] + drv, np.int64)
+    chosen = np.full((N, int(max_drivers) + int(E.max(initial=1))), -1, np.int64)
+    allowed = ~np.eye(N, dtype=bool) if pool is None else np.asarray(pool, bool) & ~np.eye(
+        N, dtype=bool)
+    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), np.flatnonzero(allowed[i])])
+            for i in range(N)}
     # every series' own model first: its errors e0
     active = [i for i in range(N) if n[i] > 0]
     for part in _parts(active, lambda i: 1, per_batch):
@@ -175,67 +178,98 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         st.keep(part, b.run(st, weight, theta), rows)
     active = [i for i in active if len(live[i]) and max_drivers > 0]
     rounds = iter(progress(range(int(max_drivers) + int(E.max(initial=1)))))
+    mask = np.zeros(N, np.int64)  # the own lags chosen, as bits
+    n_drv = np.zeros(N, np.int64)
+    r = 0  # the round: every active series has r chosen terms
     while active:
         next(rounds, None)
         nxt = []
         for part in _parts(active, lambda i: len(live[i]), per_batch):
-            b = _Batch()
-            first = {}
-            for i in part:
-                base, lv = [-1, *chosen[i]], live[i]
-                m0 = _mask(chosen[i])
-                own = lv[lv < -1]
-                first[i] = [b.add(i, base, [c], m0 | _mask([c])) for c in own.tolist()]
-                if len(own) < len(lv):
-                    first[i].append(b.add(i, base, lv[len(own):].tolist(), m0))
-            A = b.run(st, weight, theta)
-            ra = np.concatenate([np.arange(first[i][0], first[i][0] + len(live[i]))
-                                 for i in part])
-            rb = np.repeat(part, [len(live[i]) for i in part])
-            pc_all, gc_all = _p_gain(*st.stats(A, ra, st.e0, rb, n[rb]))
-            keep_s, keep_r, at = [], [], 0
-            for i in part:
-                lv = live[i]
-                pc, gc = pc_all[at:at + len(lv)], gc_all[at:at + len(lv)]
-                row0 = first[i][0]
-                at += len(lv)
-                drv = lv >= 0
-                p[i, lv[drv]], gain[i, lv[drv]] = pc[drv], gc[drv]
-                keep = pc <= alpha_drop
-                if not keep.any():
-                    continue
-                best = int(np.argmin(np.where(keep, pc, np.inf)))
-                chosen[i].append(int(lv[best]))
-                keep_s.append(i)
-                keep_r.append(row0 + best)
-                keep[best] = False
-                if (keep & drv).sum() > max_candidates:  # the best drivers stay in play
-                    order = np.flatnonzero(keep & drv)[np.argsort(pc[keep & drv],
-                                                                  kind="stable")]
-                    keep[order[max_candidates:]] = False
-                live[i] = lv[keep]
-                if len(live[i]) and sum(c >= 0 for c in chosen[i]) < max_drivers:
+            A, codes, seg, st0 = _round(st, part, live, chosen, mask, r, weight, theta)
+            sp = np.asarray(part, np.int64)
+            ser = sp[seg]
+            pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
+            drv = codes >= 0
+            p[ser[drv], codes[drv]], gain[ser[drv], codes[drv]] = pc[drv], gc[drv]
+            keep = pc <= alpha_drop
+            pm = np.where(keep, pc, np.inf)
+            low = np.minimum.reduceat(pm, st0)
+            first = np.flatnonzero(np.isfinite(low)[seg] & (pm == low[seg]))
+            _, at = np.unique(seg[first], return_index=True)
+            best = first[at]  # the first best row of each series that keeps one
+            keep[best] = False
+            # past max_candidates drivers left, those with the largest p leave
+            kd = keep & drv
+            over = np.bincount(seg[kd], minlength=len(part)) > max_candidates
+            for si in np.flatnonzero(over).tolist():
+                o = int(st0[si])
+                rows = o + np.flatnonzero(kd[o:o + len(live[part[si]])])
+                keep[rows[np.argsort(pc[rows], kind="stable")[max_candidates:]]] = False
+            won = sp[seg[best]]
+            c = codes[best]
+            chosen[won, r] = c
+            n_drv[won] += c >= 0
+            mask[won] |= np.where(c < 0, np.left_shift(1, np.maximum(-c - 2, 0)), 0)
+            for si, i in zip(seg[best].tolist(), won.tolist(), strict=True):
+                o = int(st0[si])
+                live[i] = live[i][keep[o:o + len(live[i])]]
+                if len(live[i]) and n_drv[i] < max_drivers:
                     nxt.append(i)
-            st.keep(keep_s, A, keep_r)
+            st.keep(won, A, best)
         active = nxt
+        r += 1
     # every selected driver given all the others
-    todo = [i for i in range(N) if any(c >= 0 for c in chosen[i])]
-    for part in _parts(todo, lambda i: 2 * sum(c >= 0 for c in chosen[i]), per_batch):
+    terms = [chosen[i][chosen[i] != -1].tolist() for i in range(N)]
+    todo = [i for i in range(N) if n_drv[i]]
+    for part in _parts(todo, lambda i: 2 * int(n_drv[i]), per_batch):
         b = _Batch()
         pairs = []
         for i in part:
-            for c in chosen[i]:
-                if c >= 0:
-                    rest = [o for o in chosen[i] if o != c]
-                    r0 = b.add(i, [-1, *rest], [], _mask(rest))
-                    pairs.append((i, c, b.add(i, [-1, *rest], [c], _mask(rest)), r0))
+            for c in terms[i]:
+                if c >= 0:  # the other terms: every own lag chosen (the pool's mask[i])
+                    rest = [-1, *(o for o in terms[i] if o != c)]
+                    r0 = b.add(i, rest, (), int(mask[i]))
+                    pairs.append((i, c, b.add(i, rest, (c,), int(mask[i])), r0))
         A = b.run(st, weight, theta)
         ii, cc, ra, rb = (np.array(v, np.int64) for v in zip(*pairs, strict=True))
         p[ii, cc], gain[ii, cc] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
     selected = np.zeros((N, N), bool)
     for i in range(N):
-        selected[i, [c for c in chosen[i] if c >= 0]] = True
+        selected[i, [c for c in terms[i] if c >= 0]] = True
     return p, gain, selected, selected.sum(axis=1)
+
+
+def _round(st, part, live, chosen, mask, r, weight, theta):
+    """One round's models of the series ``part`` (each: its r chosen terms plus one live
+    candidate at a time) in one launch: (errors (rows, nmax) on the device, the candidate
+    code of each row, its index into part, each series' first row).  Rows follow the
+    candidates' order, series by series: an own lag is a group of its own (its pool adds
+    that lag), the drivers of a series one group."""
+    lens = np.array([len(live[i]) for i in part], np.int64)
+    codes = np.concatenate([live[i] for i in part])
+    seg = np.repeat(np.arange(len(part)), lens)
+    st0 = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    sp = np.asarray(part, np.int64)
+    own = codes < 0  # own lags come first in each series' live list
+    n_own = np.add.reduceat(own.astype(np.int64), st0)
+    orow = np.flatnonzero(own)
+    has_d = n_own < lens
+    # groups: each own lag, then each series' drivers, ordered by their first row
+    g0 = np.concatenate([orow, (st0 + n_own)[has_d]])
+    g1 = np.concatenate([orow + 1, (st0 + lens)[has_d]])
+    gs = np.concatenate([seg[orow], np.flatnonzero(has_d)])
+    gm = np.concatenate([mask[sp[seg[orow]]] | np.left_shift(1, -codes[orow] - 2),
+                         mask[sp[has_d]]])
+    order = np.argsort(g0, kind="stable")
+    g0, g1, gs, gm = g0[order], g1[order], gs[order], gm[order]
+    base = np.concatenate([np.full((len(part), 1), -1, np.int64), chosen[sp, :r]], axis=1)
+    d0 = r + 1
+    gser = sp[gs]
+    pool = st.pools(gser, gm)
+    A = st.errors(gser, np.stack([gs * d0, gs * d0 + d0], axis=1), base.ravel(), pool,
+                  np.full(len(gs), n_neighbors(d0 + 1), np.int64), np.stack([g0, g1], axis=1),
+                  codes, weight, theta)
+    return A, codes, seg, st0
 
 
 def _parts(items, size, limit):

@@ -31,6 +31,7 @@ class State:
         self._dev = {k: xp.asarray(v) for k, v in
                      (("t0", self.t0), ("n", self.n), ("excl", self.excl))}
         self.pool_rows = xp.empty((0, self.M), np.int32)
+        self._used = 0  # rows of pool_rows in use
         self._pool_at: dict = {}  # (series, own-lag mask) -> first row
         self.e0 = xp.full((self.N, self.nmax), np.nan)
 
@@ -40,15 +41,17 @@ class State:
         keys = list(zip(np.asarray(ser).tolist(), np.asarray(masks).tolist(), strict=True))
         new = list(dict.fromkeys(k for k in keys if k not in self._pool_at))
         if new:
-            xp = self.xp
             ps = np.array([k[0] for k in new], np.int64)
             pm = np.array([k[1] for k in new], np.int64)
-            off = len(self.pool_rows) + np.concatenate([[0], np.cumsum(self.n[ps])[:-1]])
-            grown = xp.empty((len(self.pool_rows) + int(self.n[ps].sum()), self.M), np.int32)
-            grown[:len(self.pool_rows)] = self.pool_rows
-            self._pools_k(self.Z, self._dev["t0"], self._dev["n"], self._dev["excl"],
-                          xp.asarray(ps), xp.asarray(pm), xp.asarray(off), grown)
-            self.pool_rows = grown
+            off = self._used + np.concatenate([[0], np.cumsum(self.n[ps])[:-1]])
+            need = self._used + int(self.n[ps].sum())
+            if need > len(self.pool_rows):  # capacity doubled: one copy per doubling
+                grown = self.xp.empty((max(need, 2 * len(self.pool_rows)), self.M), np.int32)
+                grown[:self._used] = self.pool_rows[:self._used]
+                self.pool_rows = grown
+            self._pools_k(self.Z, self._dev["t0"], self._dev["n"], self._dev["excl"], ps, pm,
+                          off, self.pool_rows)
+            self._used = need
             self._pool_at.update(zip(new, off.tolist(), strict=True))
         return np.array([self._pool_at[k] for k in keys], np.int64)
 
@@ -60,12 +63,10 @@ class State:
         rows = np.maximum(np.diff(np.asarray(gcand, np.int64), axis=1)[:, 0], 1)
         gout = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
         out = xp.empty((int(rows.sum()), self.nmax))
-        dev = [xp.asarray(np.ascontiguousarray(a, t)) for a, t in
-               ((gser, np.int64), (gbase, np.int64), (bcodes, np.int64), (gpool, np.int64),
-                (gk, np.int64), (gcand, np.int64), (ccodes, np.int64), (gout, np.int64))]
-        self._errors_k(self.Z, self._dev["t0"], self._dev["n"], dev[0], dev[1], dev[2], dev[3],
-                       self.pool_rows, dev[4], dev[5], dev[6], dev[7], float(weight),
-                       float(theta), out)
+        host = [np.ascontiguousarray(a, np.int64) for a in
+                (gser, gbase, bcodes, gpool, gk, gcand, ccodes, gout)]
+        self._errors_k(self.Z, self._dev["t0"], self._dev["n"], *host[:4], self.pool_rows,
+                       *host[4:], float(weight), float(theta), out)
         return out
 
     def stats(self, A, ra, B, rb, nn) -> tuple:

@@ -59,6 +59,10 @@ __device__ __forceinline__ int insert(double* ds, int* nb, int cnt, const int kk
     return cnt;
 }
 
+#ifdef ND
+// one point of one pool job per thread, its ND own coordinates (the value, then the lags of
+// the mask in ascending order) fixed at compile time; the threads of a warp scan the same q
+// (one broadcast load per coordinate) and test it against their M-th nearest in a register
 extern "C" __global__ void conditional_pools(
     const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
     const long long* __restrict__ n, const long long* __restrict__ excl,
@@ -70,27 +74,36 @@ extern "C" __global__ void conditional_pools(
     if (flat >= total) return;
     const long long j = find_job(starts, J, flat);
     const long long i = pser[j], p = flat - starts[j], ni = n[i], a = t0[i];
-    int lags[64];
-    int nd = 1;
-    lags[0] = 0;
-    for (int b = 0; b < 63; ++b) if ((pmask[j] >> b) & 1) lags[nd++] = b + 1;
-    int* row = pools + (poff[j] + p) * M;
-    for (int c = 0; c < M; ++c) row[c] = -1;
+    int lag[ND];
+    unsigned long long msk = (unsigned long long)pmask[j];
+    lag[0] = 0;
+#pragma unroll
+    for (int c = 1; c < ND; ++c) { lag[c] = __ffsll((long long)msk); msk &= msk - 1; }
+    const double* zi = Z + i * T + a;
+    double pv[ND];
+#pragma unroll
+    for (int c = 0; c < ND; ++c) pv[c] = zi[p - lag[c]];
+    int* row = pools + poff[j] * M + p;  // entry c of point p at row[c * ni]
+    for (int c = 0; c < M; ++c) row[c * ni] = -1;
     const long long lo = max(0LL, p - excl[i]), hi = min(ni, p + excl[i] + 1);
     const int nl = (int)min((long long)M, ni - (hi - lo));
     if (nl < 1) return;
     double lbd[M];
     int lib[M];
     int cnt = 0;
-    const double* zi = Z + i * T + a;
+    double worst = CUDART_INF;
     for (long long q = 0; q < ni; ++q) {
         if (q >= lo && q < hi) continue;
         double dq = 0.0;
-        for (int c = 0; c < nd; ++c) {
-            const double t = zi[q - lags[c]] - zi[p - lags[c]];
+#pragma unroll
+        for (int c = 0; c < ND; ++c) {
+            const double t = zi[q - lag[c]] - pv[c];
             dq = dq + t * t;
         }
-        cnt = insert(lbd, lib, cnt, nl, dq, (int)q);
+        if (cnt < nl || dq < worst) {
+            cnt = insert(lbd, lib, cnt, nl, dq, (int)q);
+            if (cnt == nl) worst = lbd[nl - 1];
+        }
     }
     for (int u = 1; u < nl; ++u) {  // time order
         const int v = lib[u];
@@ -98,113 +111,173 @@ extern "C" __global__ void conditional_pools(
         while (w > 0 && lib[w - 1] > v) { lib[w] = lib[w - 1]; --w; }
         lib[w] = v;
     }
-    for (int c = 0; c < nl; ++c) row[c] = lib[c];
+    for (int c = 0; c < nl; ++c) row[c * ni] = lib[c];
 }
+#endif
 
+#ifdef NC
+// one candidate (or a base model) and one point per thread; NC columns (intercept and
+// coordinates) and K = NC + 10 neighbours fixed at compile time: the neighbour list, the
+// normal matrix and the solution in registers
+#define D (NC - 1)
+#define K (NC + 10)
+#if NC <= 8
+#define UNROLL_S _Pragma("unroll")
+#else  // larger systems: the loops over neighbours stay loops (compile time, code size)
+#define UNROLL_S _Pragma("unroll 1")
+#endif
+#if NC <= 12
+#define UNROLL_C _Pragma("unroll")
+#else  // and beyond 12 columns the loops over columns too (the system in local memory)
+#define UNROLL_C _Pragma("unroll 1")
+#endif
 extern "C" __global__ void conditional_errors(
     const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
     const long long* __restrict__ n, const long long* __restrict__ gser,
     const long long* __restrict__ gbase, const long long* __restrict__ bcodes,
     const long long* __restrict__ gpool, const int* __restrict__ pools,
-    const long long* __restrict__ gk, const long long* __restrict__ gcand,
-    const long long* __restrict__ ccodes, const long long* __restrict__ gout,
+    const long long* __restrict__ gcand, const long long* __restrict__ ccodes,
+    const long long* __restrict__ gout, const long long* __restrict__ lrow,
     const long long G, const long long R, const long long nmax, const long long pb,
     const double weight, const double theta, double* __restrict__ out)
 {
     const long long blk = blockIdx.x;
-    const long long r = blk / pb;
+    const long long rl = blk / pb;
     const long long p = (blk % pb) * blockDim.x + threadIdx.x;
-    if (r >= R || p >= nmax) return;
-    const long long g = find_job(gout, G, r);
+    if (rl >= R || p >= nmax) return;
+    const long long g = find_job(lrow, G, rl);
     const long long i = gser[g];
-    if (p >= n[i]) return;
+    const long long ni = n[i];
+    if (p >= ni) return;
+    const long long r = gout[g] + (rl - lrow[g]);
     out[r * nmax + p] = CUDART_NAN;
     const long long a = t0[i];
-    const long long b0 = gbase[2 * g], d0 = gbase[2 * g + 1] - b0;
-    const long long m = gcand[2 * g + 1] - gcand[2 * g];
-    const bool use_c = m > 0;
-    const long long cc = use_c ? ccodes[gcand[2 * g] + (r - gout[g])] : 0;
-    const int* prow = pools + (gpool[g] + p) * M;
+    const long long b0 = gbase[2 * g];
+    const bool use_c = gcand[2 * g + 1] > gcand[2 * g];
+    // the D coordinates: base codes, then the candidate's (when there is one)
+    long long off[D];
+    double scl[D], pv[D];
+UNROLL_C
+    for (int c = 0; c < D; ++c) {
+        const long long code = (c < D - 1 || !use_c) ? bcodes[b0 + c]
+                                                     : ccodes[gcand[2 * g] + (rl - lrow[g])];
+        off[c] = code >= 0 ? code * T : i * T + code + 1;
+        scl[c] = code >= 0 ? weight : 1.0;
+        pv[c] = scl[c] * Z[off[c] + a + p];
+    }
+    const int* prow = pools + gpool[g] * M + p;  // entry s of point p at prow[s * ni]
     int nl = 0;
-    while (nl < M && prow[nl] >= 0) ++nl;
+    while (nl < M && prow[nl * ni] >= 0) ++nl;
     if (nl < 1) return;
-    const int kk = (int)min(gk[g], (long long)nl);
-    double ds[M];
-    int nb[M];
-    int cnt = 0;
-    const double cp = use_c ? value(Z, T, cc, i, a + p, weight) : 0.0;
+    const int kk = nl < K ? nl : K;
+    double ds[K];
+    int nb[K];
+    UNROLL_S
+    for (int s = 0; s < K; ++s) { ds[s] = CUDART_INF; nb[s] = -1; }
     for (int s = 0; s < nl; ++s) {
-        const long long q = prow[s];
+        const long long q = prow[s * ni];
         double acc = 0.0;
-        for (long long c = 0; c < d0; ++c) {
-            const long long code = bcodes[b0 + c];
-            const double t = value(Z, T, code, i, a + q, weight)
-                             - value(Z, T, code, i, a + p, weight);
+UNROLL_C
+        for (int c = 0; c < D; ++c) {
+            const double t = scl[c] * Z[off[c] + a + q] - pv[c];
             acc = acc + t * t;
         }
-        if (use_c) {
-            const double t = value(Z, T, cc, i, a + q, weight) - cp;
-            acc = acc + t * t;
+        // insertion among the K nearest (an equal distance after those already there; the
+        // slots start at +inf, so the first K always enter)
+        if (acc < ds[K - 1]) {
+            ds[K - 1] = acc;
+            nb[K - 1] = s;
+            bool mv = true;
+UNROLL_C
+            for (int u = K - 1; u > 0; --u) {
+                if (mv && ds[u - 1] > ds[u]) {
+                    const double td = ds[u]; ds[u] = ds[u - 1]; ds[u - 1] = td;
+                    const int tn = nb[u]; nb[u] = nb[u - 1]; nb[u - 1] = tn;
+                } else {
+                    mv = false;
+                }
+            }
         }
-        cnt = insert(ds, nb, cnt, kk, acc, s);
     }
     double md = 0.0;
-    for (int s = 0; s < kk; ++s) { ds[s] = sqrt(ds[s]); md = md + ds[s]; }
+    UNROLL_S
+    for (int s = 0; s < K; ++s) if (s < kk) { ds[s] = sqrt(ds[s]); md = md + ds[s]; }
     md = md / kk;
-    for (int s = 0; s < kk; ++s) ds[s] = md > 0 ? exp(-theta * ds[s] / md) : 1.0;
-    const int nc = (int)d0 + 1 + (use_c ? 1 : 0);
-    double A[NC_MAX * NC_MAX];
-    double bv[NC_MAX], row[NC_MAX];
-    for (int u = 0; u < nc; ++u) { bv[u] = 0.0; for (int v = u; v < nc; ++v) A[u * nc + v] = 0.0; }
-    for (int s = 0; s < kk; ++s) {
-        const long long q = prow[nb[s]];
-        row[0] = 1.0;
-        for (long long c = 0; c < d0; ++c) {
-            const long long code = bcodes[b0 + c];
-            row[c + 1] = value(Z, T, code, i, a + q, weight) - value(Z, T, code, i, a + p, weight);
-        }
-        if (use_c) row[d0 + 1] = value(Z, T, cc, i, a + q, weight) - cp;
-        const double ws = ds[s], yv = Z[i * T + a + q + 1];
-        for (int u = 0; u < nc; ++u) {
-            const double ru = ws * row[u];
-            bv[u] = bv[u] + ru * yv;
-            for (int v = u; v < nc; ++v) A[u * nc + v] = A[u * nc + v] + ru * row[v];
+    UNROLL_S
+    for (int s = 0; s < K; ++s) if (s < kk) ds[s] = md > 0 ? exp(-theta * ds[s] / md) : 1.0;
+    double A[NC][NC];
+    double bv[NC];
+UNROLL_C
+    for (int u = 0; u < NC; ++u) {
+        bv[u] = 0.0;
+UNROLL_C
+        for (int v = u; v < NC; ++v) A[u][v] = 0.0;
+    }
+    UNROLL_S
+    for (int s = 0; s < K; ++s) {
+        if (s < kk) {
+            const long long q = prow[nb[s] * ni];
+            double row[NC];
+            row[0] = 1.0;
+UNROLL_C
+            for (int c = 0; c < D; ++c) row[c + 1] = scl[c] * Z[off[c] + a + q] - pv[c];
+            const double ws = ds[s], yv = Z[i * T + a + q + 1];
+UNROLL_C
+            for (int u = 0; u < NC; ++u) {
+                const double ru = ws * row[u];
+                bv[u] = bv[u] + ru * yv;
+UNROLL_C
+                for (int v = u; v < NC; ++v) A[u][v] = A[u][v] + ru * row[v];
+            }
         }
     }
     // unit-diagonal Cholesky (S-map's solver), R in place of A's upper triangle
-    double sc[NC_MAX];
-    for (int u = 0; u < nc; ++u) {
-        sc[u] = sqrt(A[u * nc + u]);
+    double sc[NC];
+UNROLL_C
+    for (int u = 0; u < NC; ++u) {
+        sc[u] = sqrt(A[u][u]);
         if (!(sc[u] > 0.0 && sc[u] < CUDART_INF)) return;
     }
-    for (int u = 0; u < nc; ++u)
-        for (int v = u; v < nc; ++v) A[u * nc + v] = A[u * nc + v] / (sc[u] * sc[v]);
-    for (int u = 0; u < nc; ++u) {
-        double v0 = A[u * nc + u];
-        for (int k = 0; k < u; ++k) v0 = v0 - A[k * nc + u] * A[k * nc + u];
+UNROLL_C
+    for (int u = 0; u < NC; ++u)
+UNROLL_C
+        for (int v = u; v < NC; ++v) A[u][v] = A[u][v] / (sc[u] * sc[v]);
+UNROLL_C
+    for (int u = 0; u < NC; ++u) {
+        double v0 = A[u][u];
+UNROLL_C
+        for (int k = 0; k < u; ++k) v0 = v0 - A[k][u] * A[k][u];
         if (!(v0 > PIVOT_MIN)) return;
         const double rr = sqrt(v0);
-        A[u * nc + u] = rr;
-        for (int v = u + 1; v < nc; ++v) {
-            double s2 = A[u * nc + v];
-            for (int k = 0; k < u; ++k) s2 = s2 - A[k * nc + u] * A[k * nc + v];
-            A[u * nc + v] = s2 / rr;
+        A[u][u] = rr;
+UNROLL_C
+        for (int v = u + 1; v < NC; ++v) {
+            double s2 = A[u][v];
+UNROLL_C
+            for (int k = 0; k < u; ++k) s2 = s2 - A[k][u] * A[k][v];
+            A[u][v] = s2 / rr;
         }
     }
-    double z[NC_MAX];
-    for (int u = 0; u < nc; ++u) bv[u] = bv[u] / sc[u];
-    for (int u = 0; u < nc; ++u) {
+    double z[NC];
+UNROLL_C
+    for (int u = 0; u < NC; ++u) bv[u] = bv[u] / sc[u];
+UNROLL_C
+    for (int u = 0; u < NC; ++u) {
         double s2 = bv[u];
-        for (int k = 0; k < u; ++k) s2 = s2 - A[k * nc + u] * z[k];
-        z[u] = s2 / A[u * nc + u];
+UNROLL_C
+        for (int k = 0; k < u; ++k) s2 = s2 - A[k][u] * z[k];
+        z[u] = s2 / A[u][u];
     }
-    for (int u = nc - 1; u >= 0; --u) {
+UNROLL_C
+    for (int u = NC - 1; u >= 0; --u) {
         double s2 = z[u];
-        for (int k = u + 1; k < nc; ++k) s2 = s2 - A[u * nc + k] * z[k];
-        z[u] = s2 / A[u * nc + u];
+UNROLL_C
+        for (int k = u + 1; k < NC; ++k) s2 = s2 - A[u][k] * z[k];
+        z[u] = s2 / A[u][u];
     }
     out[r * nmax + p] = z[0] / sc[0] - Z[i * T + a + p + 1];
 }
+#endif
 
 __device__ __forceinline__ double block_sum(double v, double* scratch)
 {
@@ -308,14 +381,18 @@ extern "C" __global__ void rank_stats(
 """
 
 
-def _kernels(M: int):
-    mod = _CACHE.get(M)
+def _kernels(M: int, **defs):
+    """The module of pool width M and the compile-time sizes ``defs`` (``ND``: the pools'
+    own coordinates, ``NC``: the errors' columns; none: the rank statistics)."""
+    key = (M, *sorted(defs.items()))
+    mod = _CACHE.get(key)
     if mod is None:
         import cupy as cp
 
-        mod = _CACHE[M] = cp.RawModule(
-            code="#include <math_constants.h>\n" + f"#define M {int(M)}\n" + _SOURCE,
-            options=("--fmad=false", "--std=c++17"))
+        head = f"#define M {int(M)}\n" + "".join(f"#define {k} {int(v)}\n"
+                                                   for k, v in sorted(defs.items()))
+        mod = _CACHE[key] = cp.RawModule(code="#include <math_constants.h>\n" + head + _SOURCE,
+                                         options=("--fmad=false", "--std=c++17"))
     return mod
 
 
@@ -328,40 +405,64 @@ def _starts(n, ser):
 
 
 def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
-    """The pools of every pool job into ``pools`` (``cpu_conditional``)."""
+    """The pools of every pool job into ``pools`` (``cpu_conditional``'s; on the device each
+    pool's entries are stored entry-major: entry s of point p at row s * n + p of its
+    block, so that the threads of consecutive points read consecutive words)."""
     import cupy as cp
 
     M = pools.shape[1]
+    pser, pmask, poff = (np.asarray(a, np.int64) for a in (pser, pmask, poff))
+    nd = 1 + np.array([bin(int(m)).count("1") for m in pmask], np.int64)
     n_host = cp.asnumpy(n)
-    starts, total = _starts(n_host, cp.asnumpy(pser))
-    if total == 0:
-        return
-    k = _kernels(M).get_function("conditional_pools")
-    k(((total + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
-      (Z, np.int64(Z.shape[1]), t0, n, excl, pser, pmask, poff, starts, np.int64(len(pser)),
-       np.int64(total), pools))
+    for v in np.unique(nd).tolist():  # one launch per number of own coordinates
+        sel = np.flatnonzero(nd == v)
+        starts, total = _starts(n_host, pser[sel])
+        if total == 0:
+            continue
+        dev = [cp.asarray(np.ascontiguousarray(a[sel])) for a in (pser, pmask, poff)]
+        k = _kernels(M, ND=v).get_function("conditional_pools")
+        k(((total + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
+          (Z, np.int64(Z.shape[1]), t0, n, excl, *dev, starts, np.int64(len(sel)),
+           np.int64(total), pools))
 
 
 def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
                        weight, theta, out):
-    """The error rows of every model group into ``out`` (``cpu_conditional``)."""
+    """The error rows of every model group into ``out`` (``cpu_conditional``'s): one launch
+    per number of columns (a compiled variant each, NC_MAX at most)."""
+    import cupy as cp
+
     R, nmax = out.shape
     if R == 0:
         return
-    nc = int(cp_max(gbase[:, 1] - gbase[:, 0])) + 2
-    if nc > NC_MAX:
+    gbase, gcand = np.asarray(gbase, np.int64), np.asarray(gcand, np.int64)
+    cnt = gcand[:, 1] - gcand[:, 0]
+    nc = gbase[:, 1] - gbase[:, 0] + 1 + (cnt > 0)
+    if not np.array_equal(np.asarray(gk), nc + 10):
+        raise ValueError("the GPU kernel takes k = (number of coordinates) + 11 neighbours")
+    if nc.max() > NC_MAX:
         raise ValueError(f"the predictive conditioning's GPU kernel solves systems of at most "
-                         f"{NC_MAX} columns; this model has {nc}: use fewer drivers "
-                         "(max_drivers) or a smaller E_max, or backend='cpu'")
+                         f"{NC_MAX} columns; this model has {int(nc.max())}: use fewer "
+                         "drivers (max_drivers), a smaller E_max, or backend='cpu'")
     pb = (nmax + _BLOCK - 1) // _BLOCK
-    k = _kernels(pools.shape[1]).get_function("conditional_errors")
-    k((R * pb,), (_BLOCK,),
-      (Z, np.int64(Z.shape[1]), t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes,
-       gout, np.int64(len(gser)), np.int64(R), np.int64(nmax), np.int64(pb),
-       np.float64(weight), np.float64(theta), out))
+    bc = cp.asarray(np.ascontiguousarray(bcodes, np.int64))
+    cc = cp.asarray(np.ascontiguousarray(ccodes, np.int64))
+    for v in np.unique(nc).tolist():
+        sel = np.flatnonzero(nc == v)
+        rows = np.maximum(cnt[sel], 1)
+        lrow = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        dev = [cp.asarray(np.ascontiguousarray(a, np.int64)) for a in
+               (np.asarray(gser)[sel], gbase[sel], np.asarray(gpool)[sel], gcand[sel],
+                np.asarray(gout)[sel], lrow)]
+        k = _kernels(pools.shape[1], NC=v).get_function("conditional_errors")
+        nr = int(lrow[-1])
+        k((nr * pb,), (_BLOCK,),
+          (Z, np.int64(Z.shape[1]), t0, n, dev[0], dev[1], bc, dev[2], pools, dev[3], cc,
+           dev[4], dev[5], np.int64(len(sel)), np.int64(nr), np.int64(nmax), np.int64(pb),
+           np.float64(weight), np.float64(theta), out))
 
 
-def cp_max(a) -> int:
+def _max(a) -> int:
     import cupy as cp
 
     return int(cp.max(a).get()) if len(a) else 0
@@ -376,7 +477,7 @@ def rank_stats(A, ra, B, rb, nn):
     out = cp.zeros((7, m))
     if m == 0:
         return tuple(out)
-    top = cp_max(nn)
+    top = _max(nn)
     if top > RANK_MAX:
         raise ValueError(f"the predictive conditioning's GPU rank test takes series of at "
                          f"most {RANK_MAX} points ({top} here): use backend='cpu'")
