@@ -495,8 +495,8 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
         for c0 in range(0, len(tg), _GRID_X):  # grid.x of at most _GRID_X tiles
             sl = slice(c0, c0 + _GRID_X)
             k((len(tg[sl]), nmax), (_TILE,),
-              (Z, Zt, np.int64(Z.shape[1]), np.int64(Z.shape[0]), t0, n, *dev[:5], dev[5],
-               dev[6], cp.asarray(tg[sl].astype(np.int64)), cp.asarray(tc[sl].astype(np.int64)),
+              (Z, Zt, np.int64(Z.shape[1]), np.int64(Z.shape[0]), t0, n, *dev[:4], pools,
+               *dev[4:], cp.asarray(tg[sl].astype(np.int64)), cp.asarray(tc[sl].astype(np.int64)),
                np.int64(nmax), np.float64(weight), np.float64(theta), out))
 
 
