@@ -273,3 +273,20 @@ def test_bad_data():
         xedm.to_networkx(X.to_dataset(name="x"))
     with pytest.raises(ValueError, match="E_from='lib'"):
         xedm.xmap(X, "series", E=2, E_from="lib")
+
+
+def test_screen_keeps_the_highest_skill_candidates():
+    from xedm.core.predictive import screen
+
+    rng = np.random.default_rng(0)
+    rho = rng.uniform(-1, 1, (9, 9))
+    rho[0, 5] = np.nan
+    rho[1, 2] = rho[1, 3] = 0.99  # a tie: the lower index first
+    assert screen(rho, 8) is None  # N - 1 <= m: every series
+    keep = screen(rho, 3)
+    for i in range(9):
+        others = [j for j in range(9) if j != i]
+        want = sorted(others, key=lambda j: (-(rho[i, j] if np.isfinite(rho[i, j])
+                                                else -np.inf), j))[:3]
+        assert set(np.flatnonzero(keep[i])) == set(want)
+    assert not keep[0, 5] and not np.diag(keep).any()

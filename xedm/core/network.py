@@ -261,12 +261,13 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     out = {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag, "best_Tp": best,
            "driver_Tp": driver_lag, "E": E, "candidate": candidate, "synchrony": sync}
     if conditioning == "predictive":
-        from .predictive import predictive_tests
+        from .predictive import predictive_tests, screen
 
         # candidate drivers: every other series (a screen on the cross map's p_value drops
-        # weak true drivers, whose indirect proxies are then selected in their place)
+        # weak true drivers, whose indirect proxies are then selected in their place); in a
+        # large network the MAX_CANDIDATES with the highest skill
         gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, backend=backend,
-                                                      progress=progress)
+                                                      pool=screen(rho), progress=progress)
         gq = bh_qvalues(gp, chosen)
         out.update(gain=gain, gain_p=np.where(off, gp, np.nan), gain_q=gq, selected=chosen,
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0),

@@ -33,7 +33,10 @@ from ..kernels import get_kernel
 #: defaults of the conditioning, recorded in causal_network's attrs
 DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation time)",
             "neighbors": "(d + 1) + 10 of the 40 nearest in i's own state (value, own lags)",
-            "theta": 1.0, "alpha_drop": 0.7, "max_drivers": 8, "candidates": "every series"}
+            "theta": 1.0, "alpha_drop": 0.7, "max_drivers": 8,
+            "candidates": "every series; with more than 128 others, the 128 whose cross map "
+                          "from the series' manifold has the highest skill (rho)",
+            "max_candidates": 128}
 M_NEAR = 40
 
 
@@ -133,9 +136,27 @@ class _Batch:
 
 #: error rows of one launch, in bytes (the first round holds N (N - 1) models)
 BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
-#: drivers kept in play after each round: the MAX_CANDIDATES with the smallest p (the first
-#: round tests every series; at N = 1,000 the later rounds would otherwise retest hundreds)
+#: drivers in play: at most MAX_CANDIDATES per series, at the start (:func:`screen`) and
+#: after each round (those with the smallest p); at N = 1,000 every round would otherwise
+#: test hundreds of drivers per series
 MAX_CANDIDATES = 128
+
+
+def screen(rho, m: int = MAX_CANDIDATES):
+    """The candidate drivers of each series: (N, N) bool, row i the ``m`` series j with the
+    highest cross-map skill ``rho[i, j]`` (i's manifold recovering j: evidence that j drives
+    i; NaN lowest, ties to the lower index), or None (every series) when N - 1 <= m."""
+    rho = np.asarray(rho, np.float64)
+    N = len(rho)
+    if N - 1 <= m:
+        return None
+    score = np.where(np.isfinite(rho), rho, -np.inf)
+    np.fill_diagonal(score, -np.inf)
+    order = np.argsort(-score, axis=1, kind="stable")[:, :m]
+    out = np.zeros((N, N), bool)
+    np.put_along_axis(out, order, True, axis=1)
+    np.fill_diagonal(out, False)
+    return out
 
 
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,

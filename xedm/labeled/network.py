@@ -25,7 +25,8 @@ from .inputs import cross_series, progress_bar
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
     "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "
-    "by the predictive conditioning (among every other series: forward selection, "
+    "by the predictive conditioning (among every other series, or the 128 with the highest "
+    "cross-map skill rho[i, j] when there are more: forward selection, "
     "candidates dropped at p > 0.7, then each selected driver retested "
     "given the others: adding j's value z_j(t) to a multivariate embedding of i (i's value, "
     "its selected own lags and its other selected drivers) lowers the absolute errors of the "
@@ -107,7 +108,8 @@ def causal_network(
        real driver peaks at Tp <= 0 (Ye et al. 2015).
     4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
     5. Conditioning, ``conditioning="predictive"`` (the default): for each series i, the
-       drivers j (among every other series) whose values z_j(t) improve the leave-one-out
+       drivers j (among every other series; past 128, the 128 with the highest ``rho[i, j]``)
+       whose values z_j(t) improve the leave-one-out
        local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
        lags, its other selected drivers) are selected forward (candidates dropped at
        p > 0.7) and retested given each other (one-sided Wilcoxon signed-rank test of the
@@ -268,7 +270,8 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
                 "signed-rank test of the absolute errors with and without the driver"),
             conditioning_options=str(DEFAULTS),
             conditioning_set=("the library's other selected drivers and its selected own "
-                              "lags; candidate drivers: every other series"),
+                              "lags; candidate drivers: every other series, or the 128 "
+                              "with the highest rho when there are more"),
             fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; gain_q: "
                         "over the selected pairs"),
             rule=RULE_PREDICTIVE)

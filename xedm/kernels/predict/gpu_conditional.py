@@ -4,13 +4,10 @@ out, behind :class:`xedm.kernels.predict.conditional.State` (``state``).
 
 - ``conditional_pools``: one thread per (pool job, point): its scan of the series' points,
   the M nearest kept by insertion (time order among ties), then put in time order.
-- ``conditional_errors``: one block per (tile of 64 candidates of a group, point), one
-  thread per candidate: the block stages the point's pool with its base coordinates in
-  shared memory, each thread reads its candidate's coordinate from the transposed series
-  (coalesced), keeps its k nearest in registers and solves the weighted least squares of
+- ``conditional_errors``: one thread per (candidate, point): the k nearest of its pool in the
+  base and candidate coordinates, the weights and the weighted least squares of
   ``cpu_conditional`` (the same sums in the same order, no fused multiply-add, the unit-
-  diagonal Cholesky of S-map's solver), compiled per number of columns (``NC_MAX`` at
-  most; the system in registers up to 12).
+  diagonal Cholesky of S-map's solver); the largest system is ``NC_MAX`` coordinates.
 - ``rank_stats``: one block per row: |d| with its time sorted in shared memory (bitonic, ties
   by time: the CPU's stable sort), then the signed-rank sums S and V (exact: sums of
   integers), the lag-1 autocorrelation of the signed ranks and the squares (block sums: they
@@ -119,89 +116,70 @@ extern "C" __global__ void conditional_pools(
 #endif
 
 #ifdef NC
-// one block per (tile of up to CB candidates of one group, point p), one thread per
-// candidate; NC columns (intercept and coordinates) and K = NC + 10 neighbours fixed at
-// compile time.  The block stages p's pool (M entries) in shared memory with the base
-// coordinates relative to p's, their squared distance and the targets; each thread adds its
-// candidate's coordinate (read from Zt, the series transposed: consecutive candidates read
-// consecutive words), keeps its K nearest in registers and solves its system in registers.
+// one candidate (or a base model) and one point per thread; NC columns (intercept and
+// coordinates) and K = NC + 10 neighbours fixed at compile time: the neighbour list, the
+// normal matrix and the solution in registers
+#define D (NC - 1)
 #define K (NC + 10)
-#define CB 64
+#if NC <= 8
+#define UNROLL_S _Pragma("unroll")
+#else  // larger systems: the loops over neighbours stay loops (compile time, code size)
+#define UNROLL_S _Pragma("unroll 1")
+#endif
 #if NC <= 12
 #define UNROLL_C _Pragma("unroll")
-#else  // beyond 12 columns the loops over columns stay loops (the system in local memory)
+#else  // and beyond 12 columns the loops over columns too (the system in local memory)
 #define UNROLL_C _Pragma("unroll 1")
 #endif
 extern "C" __global__ void conditional_errors(
-    const double* __restrict__ Z, const double* __restrict__ Zt, const long long T,
-    const long long N, const long long* __restrict__ t0, const long long* __restrict__ n,
-    const long long* __restrict__ gser, const long long* __restrict__ gbase,
-    const long long* __restrict__ bcodes, const long long* __restrict__ gpool,
-    const int* __restrict__ pools, const long long* __restrict__ gcand,
-    const long long* __restrict__ ccodes, const long long* __restrict__ gout,
-    const long long* __restrict__ tile_g, const long long* __restrict__ tile_c,
-    const long long nmax, const double weight, const double theta, double* __restrict__ out)
+    const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
+    const long long* __restrict__ n, const long long* __restrict__ gser,
+    const long long* __restrict__ gbase, const long long* __restrict__ bcodes,
+    const long long* __restrict__ gpool, const int* __restrict__ pools,
+    const long long* __restrict__ gcand, const long long* __restrict__ ccodes,
+    const long long* __restrict__ gout, const long long* __restrict__ lrow,
+    const long long G, const long long R, const long long nmax, const long long pb,
+    const double weight, const double theta, double* __restrict__ out)
 {
-    __shared__ int sq[M];
-    __shared__ double sbd[M], sy[M], srel[M * (NC - 1)], scv[M * CB];
-    const long long g = tile_g[blockIdx.x];
-    const long long p = blockIdx.y;
+    const long long blk = blockIdx.x;
+    const long long rl = blk / pb;
+    const long long p = (blk % pb) * blockDim.x + threadIdx.x;
+    if (rl >= R || p >= nmax) return;
+    const long long g = find_job(lrow, G, rl);
     const long long i = gser[g];
     const long long ni = n[i];
     if (p >= ni) return;
+    const long long r = gout[g] + (rl - lrow[g]);
+    out[r * nmax + p] = CUDART_NAN;
     const long long a = t0[i];
-    const long long b0 = gbase[2 * g], d0 = gbase[2 * g + 1] - b0;
-    const long long m = gcand[2 * g + 1] - gcand[2 * g];
-    const bool use_c = m > 0;
-    const long long c = tile_c[blockIdx.x] + threadIdx.x;  // this thread's candidate
-    const bool live = use_c ? c < m : threadIdx.x == 0;
-    const int* prow = pools + gpool[g] * M + p;  // entry s of point p at prow[s * ni]
-    const double* zi = Z + i * T;
-    // stage the pool: entry s's time, base coordinates relative to p's, their squared
-    // distance (summed in the base's order, as the CPU) and the target
-    for (int s = threadIdx.x; s < M; s += blockDim.x) {
-        const int q = prow[s * ni];
-        sq[s] = q;
-        if (q >= 0) {
-            double acc = 0.0;
-            for (long long k2 = 0; k2 < d0; ++k2) {
-                const long long code = bcodes[b0 + k2];
-                const double t = code >= 0
-                    ? weight * Z[code * T + a + q] - weight * Z[code * T + a + p]
-                    : zi[a + q + code + 1] - zi[a + p + code + 1];
-                srel[s * (NC - 1) + k2] = t;
-                acc = acc + t * t;
-            }
-            sbd[s] = acc;
-            sy[s] = zi[a + q + 1];
-        }
+    const long long b0 = gbase[2 * g];
+    const bool use_c = gcand[2 * g + 1] > gcand[2 * g];
+    // the D coordinates: base codes, then the candidate's (when there is one)
+    long long off[D];
+    double scl[D], pv[D];
+UNROLL_C
+    for (int c = 0; c < D; ++c) {
+        const long long code = (c < D - 1 || !use_c) ? bcodes[b0 + c]
+                                                     : ccodes[gcand[2 * g] + (rl - lrow[g])];
+        off[c] = code >= 0 ? code * T : i * T + code + 1;
+        scl[c] = code >= 0 ? weight : 1.0;
+        pv[c] = scl[c] * Z[off[c] + a + p];
     }
-    __syncthreads();
+    const int* prow = pools + gpool[g] * M + p;  // entry s of point p at prow[s * ni]
     int nl = 0;
-    while (nl < M && sq[nl] >= 0) ++nl;
-    if (!live) return;
-    const long long r = gout[g] + (use_c ? c : 0);
-    if (nl < 1) { out[r * nmax + p] = CUDART_NAN; return; }
+    while (nl < M && prow[nl * ni] >= 0) ++nl;
+    if (nl < 1) return;
     const int kk = nl < K ? nl : K;
     double ds[K];
     int nb[K];
-#pragma unroll
+    UNROLL_S
     for (int s = 0; s < K; ++s) { ds[s] = CUDART_INF; nb[s] = -1; }
-    long long coff = 0;
-    double cscl = 1.0, cp = 0.0;
-    if (use_c) {
-        const long long code = ccodes[gcand[2 * g] + c];
-        coff = code >= 0 ? code : i;  // column of Zt; own lags shift the time
-        const long long sh = code >= 0 ? 0 : code + 1;
-        cscl = code >= 0 ? weight : 1.0;
-        coff += sh * N;
-        cp = cscl * Zt[(a + p) * N + coff];
-    }
     for (int s = 0; s < nl; ++s) {
-        double acc = sbd[s];
-        if (use_c) {
-            const double t = cscl * Zt[(a + sq[s]) * N + coff] - cp;
-            scv[s * CB + threadIdx.x] = t;
+        const long long q = prow[s * ni];
+        double acc = 0.0;
+UNROLL_C
+        for (int c = 0; c < D; ++c) {
+            const double t = scl[c] * Z[off[c] + a + q] - pv[c];
             acc = acc + t * t;
         }
         // insertion among the K nearest (an equal distance after those already there; the
@@ -210,7 +188,7 @@ extern "C" __global__ void conditional_errors(
             ds[K - 1] = acc;
             nb[K - 1] = s;
             bool mv = true;
-#pragma unroll
+UNROLL_C
             for (int u = K - 1; u > 0; --u) {
                 if (mv && ds[u - 1] > ds[u]) {
                     const double td = ds[u]; ds[u] = ds[u - 1]; ds[u - 1] = td;
@@ -222,10 +200,10 @@ extern "C" __global__ void conditional_errors(
         }
     }
     double md = 0.0;
-#pragma unroll
+    UNROLL_S
     for (int s = 0; s < K; ++s) if (s < kk) { ds[s] = sqrt(ds[s]); md = md + ds[s]; }
     md = md / kk;
-#pragma unroll
+    UNROLL_S
     for (int s = 0; s < K; ++s) if (s < kk) ds[s] = md > 0 ? exp(-theta * ds[s] / md) : 1.0;
     double A[NC][NC];
     double bv[NC];
@@ -235,16 +213,15 @@ UNROLL_C
 UNROLL_C
         for (int v = u; v < NC; ++v) A[u][v] = 0.0;
     }
-#pragma unroll
+    UNROLL_S
     for (int s = 0; s < K; ++s) {
         if (s < kk) {
-            const int e = nb[s];
+            const long long q = prow[nb[s] * ni];
             double row[NC];
             row[0] = 1.0;
 UNROLL_C
-            for (int k2 = 0; k2 < NC - 1; ++k2)
-                row[k2 + 1] = k2 < d0 ? srel[e * (NC - 1) + k2] : scv[e * CB + threadIdx.x];
-            const double ws = ds[s], yv = sy[e];
+            for (int c = 0; c < D; ++c) row[c + 1] = scl[c] * Z[off[c] + a + q] - pv[c];
+            const double ws = ds[s], yv = Z[i * T + a + q + 1];
 UNROLL_C
             for (int u = 0; u < NC; ++u) {
                 const double ru = ws * row[u];
@@ -254,7 +231,6 @@ UNROLL_C
             }
         }
     }
-    out[r * nmax + p] = CUDART_NAN;
     // unit-diagonal Cholesky (S-map's solver), R in place of A's upper triangle
     double sc[NC];
 UNROLL_C
@@ -299,7 +275,7 @@ UNROLL_C
         for (int k = u + 1; k < NC; ++k) s2 = s2 - A[u][k] * z[k];
         z[u] = s2 / A[u][u];
     }
-    out[r * nmax + p] = z[0] / sc[0] - zi[a + p + 1];
+    out[r * nmax + p] = z[0] / sc[0] - Z[i * T + a + p + 1];
 }
 #endif
 
@@ -450,22 +426,10 @@ def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
            np.int64(total), pools))
 
 
-_ZT: list = []  # (Z, its transpose): the series of the last state, candidate-major
-
-
-def _transposed(Z):
-    import cupy as cp
-
-    if not _ZT or _ZT[0][0] is not Z:
-        _ZT[:] = [(Z, cp.ascontiguousarray(Z.T))]
-    return _ZT[0][1]
-
-
 def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
                        weight, theta, out):
     """The error rows of every model group into ``out`` (``cpu_conditional``'s): one launch
-    per number of columns (a compiled variant each, NC_MAX at most), each block a tile of up
-    to 64 candidates of one group at one point."""
+    per number of columns (a compiled variant each, NC_MAX at most)."""
     import cupy as cp
 
     R, nmax = out.shape
@@ -480,28 +444,22 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
         raise ValueError(f"the predictive conditioning's GPU kernel solves systems of at most "
                          f"{NC_MAX} columns; this model has {int(nc.max())}: use fewer "
                          "drivers (max_drivers), a smaller E_max, or backend='cpu'")
-    if nmax > 65535:
-        raise ValueError(f"the predictive conditioning's GPU kernel takes series of at most "
-                         f"65,536 points ({nmax + 1} here): use backend='cpu'")
-    Zt = _transposed(Z)
-    dev = [cp.asarray(np.ascontiguousarray(a, np.int64)) for a in
-           (gser, gbase, bcodes, gpool, gcand, ccodes, gout)]
+    pb = (nmax + _BLOCK - 1) // _BLOCK
+    bc = cp.asarray(np.ascontiguousarray(bcodes, np.int64))
+    cc = cp.asarray(np.ascontiguousarray(ccodes, np.int64))
     for v in np.unique(nc).tolist():
         sel = np.flatnonzero(nc == v)
-        tiles = (np.maximum(cnt[sel], 1) + _TILE - 1) // _TILE
-        tg = np.repeat(sel, tiles)
-        tc = (np.arange(len(tg)) - np.repeat(np.cumsum(tiles) - tiles, tiles)) * _TILE
+        rows = np.maximum(cnt[sel], 1)
+        lrow = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        dev = [cp.asarray(np.ascontiguousarray(a, np.int64)) for a in
+               (np.asarray(gser)[sel], gbase[sel], np.asarray(gpool)[sel], gcand[sel],
+                np.asarray(gout)[sel], lrow)]
         k = _kernels(pools.shape[1], NC=v).get_function("conditional_errors")
-        for c0 in range(0, len(tg), _GRID_X):  # grid.x of at most _GRID_X tiles
-            sl = slice(c0, c0 + _GRID_X)
-            k((len(tg[sl]), nmax), (_TILE,),
-              (Z, Zt, np.int64(Z.shape[1]), np.int64(Z.shape[0]), t0, n, *dev[:4], pools,
-               *dev[4:], cp.asarray(tg[sl].astype(np.int64)), cp.asarray(tc[sl].astype(np.int64)),
-               np.int64(nmax), np.float64(weight), np.float64(theta), out))
-
-
-_TILE = 64  # candidates per block (CB in the kernel)
-_GRID_X = 2**31 - 1
+        nr = int(lrow[-1])
+        k((nr * pb,), (_BLOCK,),
+          (Z, np.int64(Z.shape[1]), t0, n, dev[0], dev[1], bc, dev[2], pools, dev[3], cc,
+           dev[4], dev[5], np.int64(len(sel)), np.int64(nr), np.int64(nmax), np.int64(pb),
+           np.float64(weight), np.float64(theta), out))
 
 
 def _max(a) -> int:
