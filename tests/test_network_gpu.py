@@ -91,3 +91,30 @@ def test_causal_network_gpu_equals_cpu():
     np.testing.assert_array_equal(gpu.link.values, cpu.link.values)
     np.testing.assert_array_equal(gpu.selected.values, cpu.selected.values)
     np.testing.assert_allclose(gpu.gain_p.values, cpu.gain_p.values, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("warp_max", [0, 6144])  # one thread per point; one warp per point
+def test_pools_gpu_equal_cpu(monkeypatch, warp_max):
+    import cupy as cp
+
+    from xedm.kernels.predict import gpu_conditional
+
+    monkeypatch.setattr(gpu_conditional, "WARP_MAX", warp_max)
+    rng = np.random.default_rng(1)
+    Z = np.round(rng.standard_normal((3, 300)), 1)  # ties in distance: time order decides
+    Z[2, 100:140] = 0.5  # a run of equal values
+    t0, n, excl = np.array([0, 2, 3]), np.array([299, 297, 296]), np.array([0, 3, 1])
+    jobs = [(0, 0), (1, 0), (1, 1), (2, 0b101), (2, 0b011)]  # (series, own-lag mask)
+    ps, pm = (np.array(v) for v in zip(*jobs, strict=True))
+    off = np.concatenate([[0], np.cumsum(n[ps])[:-1]])
+    cpu = np.full((int(n[ps].sum()), 40), -7, np.int32)
+    get_kernel("conditional_state", "cpu")  # the numba module loaded
+    from xedm.kernels.predict.cpu_conditional import conditional_pools
+
+    conditional_pools(Z, t0, n, excl, ps, pm, off, cpu)
+    st = get_kernel("conditional_state", "gpu")(Z, t0, n, excl, 40)
+    rows = st.pools(ps, pm)
+    flat = cp.asnumpy(st.pool_rows).ravel()
+    for j, (i, _) in enumerate(jobs):
+        gpu = flat[rows[j] * 40:(rows[j] + n[i]) * 40].reshape(40, n[i]).T
+        np.testing.assert_array_equal(gpu, cpu[off[j]:off[j] + n[i]])

@@ -22,6 +22,7 @@ from ..smap.constants import PIVOT_MIN
 
 NC_MAX = 24  # columns of the largest least-squares system (intercept + coordinates)
 RANK_MAX = 16384  # longest row rank_stats sorts in shared memory
+WARP_MAX = 6144  # longest series whose pools take one warp per point (distances in smem)
 _BLOCK = 128
 _CACHE: dict = {}
 
@@ -112,6 +113,80 @@ extern "C" __global__ void conditional_pools(
         lib[w] = v;
     }
     for (int c = 0; c < nl; ++c) row[c * ni] = lib[c];
+}
+#endif
+
+#ifdef ND
+// the same pools, one warp per point (series up to WARP_MAX points): its lanes compute the
+// distances to every q into shared memory (+inf inside the exclusion window), find the
+// nl-th smallest by a radix search on the bits of the (non-negative) doubles, then write,
+// in time order, the q below it and the first of those equal to it (ties in time order:
+// the nl smallest by (distance, q), as the CPU's insertion keeps them)
+extern "C" __global__ void conditional_pools_warp(
+    const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
+    const long long* __restrict__ n, const long long* __restrict__ excl,
+    const long long* __restrict__ pser, const long long* __restrict__ pmask,
+    const long long* __restrict__ poff, const long long* __restrict__ starts,
+    const long long J, const long long total, const int width, int* __restrict__ pools)
+{
+    extern __shared__ unsigned long long sd[];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long flat = (long long)blockIdx.x * (blockDim.x >> 5) + w;
+    if (flat >= total) return;
+    unsigned long long* dd = sd + (long long)w * width;
+    const long long j = find_job(starts, J, flat);
+    const long long i = pser[j], p = flat - starts[j], ni = n[i], a = t0[i];
+    int lag[ND];
+    unsigned long long msk = (unsigned long long)pmask[j];
+    lag[0] = 0;
+#pragma unroll
+    for (int c = 1; c < ND; ++c) { lag[c] = __ffsll((long long)msk); msk &= msk - 1; }
+    const double* zi = Z + i * T + a;
+    double pv[ND];
+#pragma unroll
+    for (int c = 0; c < ND; ++c) pv[c] = zi[p - lag[c]];
+    int* row = pools + poff[j] * M + p;  // entry c of point p at row[c * ni]
+    for (int c = lane; c < M; c += 32) row[c * ni] = -1;
+    const long long lo = max(0LL, p - excl[i]), hi = min(ni, p + excl[i] + 1);
+    const int nl = (int)min((long long)M, ni - (hi - lo));
+    if (nl < 1) return;
+    for (long long q = lane; q < ni; q += 32) {
+        double dq = CUDART_INF;
+        if (q < lo || q >= hi) {
+            dq = 0.0;
+#pragma unroll
+            for (int c = 0; c < ND; ++c) {
+                const double t = zi[q - lag[c]] - pv[c];
+                dq = dq + t * t;
+            }
+        }
+        dd[q] = __double_as_longlong(dq);
+    }
+    __syncwarp();
+    unsigned long long thr = 0;  // the nl-th smallest: the largest v with #{x < v} < nl
+    for (int b = 63; b >= 0; --b) {
+        const unsigned long long t = thr | (1ULL << b);
+        unsigned int c = 0;
+        for (long long q = lane; q < ni; q += 32) c += dd[q] < t;
+        c = __reduce_add_sync(0xffffffffu, c);
+        if (c < (unsigned int)nl) thr = t;
+    }
+    unsigned int less = 0;
+    for (long long q = lane; q < ni; q += 32) less += dd[q] < thr;
+    less = __reduce_add_sync(0xffffffffu, less);
+    int quota = nl - (int)less;  // entries equal to thr to take, earliest first
+    int put = 0;
+    const unsigned int below = (1u << lane) - 1u;
+    for (long long q0 = 0; q0 < ni; q0 += 32) {
+        const long long q = q0 + lane;
+        const unsigned long long x = q < ni ? dd[q] : ~0ULL;
+        const unsigned int eq = __ballot_sync(0xffffffffu, x == thr);
+        const bool take = x < thr || (x == thr && __popc(eq & below) < quota);
+        quota -= __popc(eq);
+        const unsigned int sel = __ballot_sync(0xffffffffu, take);
+        if (take) row[(put + __popc(sel & below)) * ni] = (int)q;
+        put += __popc(sel);
+    }
 }
 #endif
 
@@ -420,6 +495,14 @@ def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
         if total == 0:
             continue
         dev = [cp.asarray(np.ascontiguousarray(a[sel])) for a in (pser, pmask, poff)]
+        width = int(n_host[pser[sel]].max())
+        if width <= WARP_MAX:  # one warp per point, its distances in shared memory
+            warps = max(1, min(8, 32768 // (8 * width)))
+            k = _kernels(M, ND=v).get_function("conditional_pools_warp")
+            k(((total + warps - 1) // warps,), (32 * warps,),
+              (Z, np.int64(Z.shape[1]), t0, n, excl, *dev, starts, np.int64(len(sel)),
+               np.int64(total), np.int32(width), pools), shared_mem=8 * width * warps)
+            continue
         k = _kernels(M, ND=v).get_function("conditional_pools")
         k(((total + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
           (Z, np.int64(Z.shape[1]), t0, n, excl, *dev, starts, np.int64(len(sel)),
