@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
-from .._flags import FASTMATH_STRICT
+from .._flags import FASTMATH_DIST
 from ..smap.cpu import _solve, unit_cholesky
 
 
@@ -80,7 +80,7 @@ def _job(starts, idx):
     return np.searchsorted(starts, idx, side="right") - 1
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
     """Fill the pool rows of every pool job (module docstring)."""
     M = pools.shape[1]
@@ -124,7 +124,7 @@ def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
             pools[row, c] = lib[c]
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_STRICT)
+@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
                        weight, theta, out):
     """Fill the error rows of every model group (module docstring).  Per point, the base
