@@ -25,7 +25,7 @@ import numpy as np
 
 __all__ = ["warmup"]
 
-FUNCTIONS = ("simplex", "embed_dimension", "smap", "ccm", "xmap", "ivf")
+FUNCTIONS = ("simplex", "embed_dimension", "smap", "ccm", "xmap", "ivf", "causal_network")
 #: series lengths: on the GPU one below the sorted kNN kernel's threshold (4,096 rows) and
 #: one above; on the CPU one under brute force and one on the kd-tree path of
 #: ``neighbors="auto"`` (prediction x library x E > 2**29, xedm.neighbors.auto)
@@ -93,7 +93,9 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
         As in the functions (default knn: E + 1; all points for S-map).
     functions : sequence of str
         Any of ``"simplex"``, ``"embed_dimension"``, ``"smap"``, ``"ccm"``, ``"xmap"``,
-        ``"ivf"`` (GPU only; skipped on the CPU).
+        ``"ivf"`` (GPU only; skipped on the CPU), ``"causal_network"`` (on the GPU also
+        every variant of the predictive conditioning's kernels for E up to ``E_max`` and 8
+        drivers: one per number of own coordinates and per size of the local fit).
     lengths : sequence of int, optional
         Series lengths to run at (default ``GPU_LENGTHS`` or ``CPU_LENGTHS``: both kNN
         paths).
@@ -137,7 +139,7 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     if any(T < 50 for T in lengths):
         raise ValueError(f"lengths must be >= 50 time points each, got {lengths}")
     fn = {name: api.method(name).function() for name in
-          ("simplex", "embed_dimension", "smap", "ccm", "xmap")}
+          ("simplex", "embed_dimension", "smap", "ccm", "xmap", "causal_network")}
     kw = {"backend": backend}
     seconds, errors = {}, {}
     t_all = time.perf_counter()
@@ -184,6 +186,14 @@ def _run(name, fn, Es, lengths, E_max, tau, knn, kw) -> None:
             for e in Es:
                 fn["ccm"](pair, E=e, lib_sizes=[T // 2], samples=2, seed=0, tau=tau,
                           knn=knn, progress=False, **kw)
+        elif name == "causal_network" and T == lengths[0]:
+            X = xr.DataArray(_series(4, T), dims=("series", "time"))
+            fn["causal_network"](X, E_max=E_max, tau=tau, knn=knn, surrogates=9, seed=0,
+                                 progress=False, **kw)
+            if kw["backend"] == "gpu":
+                from .kernels import get_kernel
+
+                get_kernel("conditional_compile", "gpu")(E_max, 8)
         elif name == "xmap":
             X = xr.DataArray(_series(2, T), dims=("series", "time"))
             fn["xmap"](X, E_max=E_max, tau=tau, knn=knn, progress=False, **kw)
