@@ -118,3 +118,12 @@ def test_pools_gpu_equal_cpu(monkeypatch, warp_max):
     for j, (i, _) in enumerate(jobs):
         gpu = flat[rows[j] * 40:(rows[j] + n[i]) * 40].reshape(40, n[i]).T
         np.testing.assert_array_equal(gpu, cpu[off[j]:off[j] + n[i]])
+
+
+def test_warmup_compiles_every_conditioning_variant():
+    info = xedm.warmup("gpu", E_max=3, functions=["causal_network"], lengths=[300])
+    assert "errors" not in info
+    mods = [v for v in info["variants"] if v.startswith("predict.gpu_conditional")]
+    # pools per number of own coordinates (1..3), errors per number of columns (2..12:
+    # E_max + 8 drivers + 1), the rank statistics
+    assert len(mods) == 3 + 11 + 1, mods

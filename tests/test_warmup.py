@@ -13,10 +13,10 @@ from xedm.kernels import gpu_available
 
 
 def test_cpu_warmup_runs_the_functions():
-    info = xedm.warmup("cpu", E_max=2, functions=("simplex", "ivf"),  # ivf: GPU only
-                       lengths=[300])
+    info = xedm.warmup("cpu", E_max=2, functions=("simplex", "ivf", "causal_network"),
+                       lengths=[300])  # ivf: GPU only
     assert info["backend"] == "cpu" and "errors" not in info
-    assert set(info["seconds"]) == {"simplex"} and info["variants"] == []
+    assert set(info["seconds"]) == {"simplex", "causal_network"} and info["variants"] == []
     assert info["cache_dir"]
 
 
