@@ -35,23 +35,31 @@ def library_E_xmap(X, *, E, tau, Tp, knn, excl, backend, S=None, quantiles=(),
                    keep_null=False, method="exact", progress: Callable = iter) -> dict:
     """:func:`xedm.core.ccm.xmap` with the pair (library i, target j) embedding i with the
     **library's** E[i] (CCM theory, pyEDM's CCM): one call per distinct E, its libraries
-    against every target.  Same outputs (``E`` is the given E)."""
+    against every target.  Same outputs (``E`` is the given E).
+
+    Every call gives all targets one E, so the targets' columns (with their surrogates'; on
+    the device with ``backend="gpu"``) are built once and shared by the calls (xmap's
+    ``cache``), then freed."""
     X = np.asarray(X, np.float64)
     N = X.shape[0]
     E = np.asarray(E, np.int64)
     out: dict = {}
-    for e in np.unique(E).tolist():
-        libs = np.flatnonzero(E == e)
-        r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau, Tp=Tp,
-                      knn=knn, excl=excl, backend=backend, S=S, quantiles=quantiles,
-                      keep_null=keep_null, method=method, Y=X, progress=progress)
-        for key, val in r.items():
-            if key == "E":
-                continue
-            if key not in out:
-                fill = 0 if val.dtype.kind in "iu" else np.nan
-                out[key] = np.full((N,) + val.shape[1:], fill, val.dtype)
-            out[key][libs] = val
+    cache: dict = {}
+    try:
+        for e in np.unique(E).tolist():
+            libs = np.flatnonzero(E == e)
+            r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau,
+                          Tp=Tp, knn=knn, excl=excl, backend=backend, S=S,
+                          quantiles=quantiles, keep_null=keep_null, method=method, Y=X,
+                          progress=progress, cache=cache)
+            for key, val in r.items():
+                if key == "E":
+                    continue
+                if key not in out:
+                    out[key] = np.empty((N,) + val.shape[1:], val.dtype)
+                out[key][libs] = val
+    finally:
+        cache.clear()  # the columns (device memory on the GPU) freed
     out["E"] = E.copy()
     return out
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# the NumPy summary itself (and R_CLIP) sit with its GPU twin in the kernels' layer
+from ..kernels.stats.null import R_CLIP, null_rows
+
 DEFAULT_QUANTILES = (0.05, 0.5, 0.95)
-
-
-R_CLIP = 1.0 - 1e-12  # |rho| clipped before atanh (Fisher z)
 
 
 def nanmean(a, axis=-1):
@@ -40,23 +40,7 @@ def null_summary(obs: np.ndarray, null: np.ndarray, quantiles) -> tuple:
     z_mean, z_sd : ndarray, shape (M,)
         Mean and standard deviation of the null's atanh(rho).
     """
-    fin = np.isfinite(null)
-    ge = np.sum(fin & (null >= obs[:, None]), axis=1)
-    nfin = fin.sum(axis=1)
-    z = np.where(fin, np.arctanh(np.clip(np.where(fin, null, 0.0), -R_CLIP, R_CLIP)), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        zm = z.sum(axis=1) / nfin
-        zs = np.sqrt(np.maximum(np.where(fin, (z - zm[:, None]) ** 2, 0.0).sum(axis=1)
-                                / (nfin - 1), 0.0))
-    q = np.full((len(obs), len(quantiles)), np.nan)
-    if len(quantiles):
-        full = nfin == null.shape[1]  # no NaN: the fast (partition) path
-        if full.any():
-            q[full] = np.quantile(null[full], quantiles, axis=1).T
-        some = (nfin > 0) & ~full
-        if some.any():
-            q[some] = np.nanquantile(null[some], quantiles, axis=1).T
-    return ge, nfin, q, np.where(nfin > 1, zm, np.nan), np.where(nfin > 1, zs, np.nan)
+    return null_rows(obs, null, quantiles)
 
 
 def p_values(obs, count_ge, n_finite) -> np.ndarray:
