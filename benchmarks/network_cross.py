@@ -44,7 +44,7 @@ def main():
     S, _ = make_surrogates(X, "ebisuzaki", a.surrogates, 0)
     kw = dict(tau=1, knn=None, excl=0, backend=a.backend)
     _pred.predictive_tests = _stub
-    for rep in range(2):
+    for _rep in range(2):
         t0 = time.perf_counter()
         make_surrogates(X, "ebisuzaki", a.surrogates, 0)
         t1 = time.perf_counter()

@@ -192,11 +192,12 @@ def lag_summary(rho, lags):
     """Per pair: the best lag overall (``best_Tp``, NaN where no rho is finite), and the index
     into ``lags`` of the best driver lag (Tp <= 0)."""
     lags = np.asarray(lags, np.int64)
-    filled = np.where(np.isfinite(rho), rho, -np.inf)
-    any_fin = np.isfinite(rho).any(axis=-1)
-    best = np.where(any_fin, lags[np.argmax(filled, axis=-1)].astype(float), np.nan)
+    fin = np.isfinite(rho)
+    filled = np.where(fin, rho, -np.inf)
+    best = np.where(fin.any(axis=-1), lags[np.argmax(filled, axis=-1)].astype(float), np.nan)
     neg = np.flatnonzero(lags <= 0)
-    at = neg[np.argmax(filled[..., neg], axis=-1)]
+    run = len(neg) and neg[-1] - neg[0] == len(neg) - 1  # sorted lags: a slice, no copy
+    at = neg[np.argmax(filled[..., neg[0]:neg[-1] + 1] if run else filled[..., neg], axis=-1)]
     return best, at
 
 

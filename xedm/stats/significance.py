@@ -71,12 +71,14 @@ def normal_p_values(obs, z_mean, z_sd) -> np.ndarray:
         One-sided p-values in [0, 1], the shape of ``obs``; NaN where the score is not
         finite (``obs`` NaN, the null's sd zero or NaN).
     """
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
     z = np.arctanh(np.clip(np.asarray(obs, np.float64), -R_CLIP, R_CLIP))
     with np.errstate(invalid="ignore", divide="ignore"):
         score = (z - z_mean) / z_sd
-    return np.where(np.isfinite(score), norm.sf(score), np.nan)
+    # the normal tail: scipy.stats.norm.sf(score) is ndtr(-score), without its argument
+    # checks (half the time of a large map's p-values)
+    return np.where(np.isfinite(score), ndtr(-score), np.nan)
 
 
 def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
@@ -103,7 +105,9 @@ def bh_qvalues(p: np.ndarray, family: np.ndarray | None = None) -> np.ndarray:
     m = vals.size
     if m == 0:
         return q
-    order = np.argsort(vals, kind="stable")
+    # any order of tied p-values gives the same q (each takes the minimum over its ties'
+    # last rank): the unstable sort, twice as fast on a large map
+    order = np.argsort(vals)
     ranked = vals[order] * m / np.arange(1, m + 1)
     ranked = np.minimum.accumulate(ranked[::-1])[::-1]
     out = np.empty(m)
