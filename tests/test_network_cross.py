@@ -178,3 +178,38 @@ def test_library_E_xmap_gpu_equals_cpu(Tp):
     del kw["S"]
     _same(library_E_xmap(X, E=E, backend="gpu", **kw),
           library_E_xmap(X, E=E, backend="cpu", **kw), rtol=1e-12)
+
+
+def test_ebisuzaki_batched_equals_one_series_at_a_time(monkeypatch):
+    """make_surrogates batches the ebisuzaki series of one span (leading and trailing NaN
+    make several spans): each series equals its own one-row call (its own stream), in
+    batches of any size, and a plain NumPy reference of the method."""
+    from xedm.stats import surrogates as su
+
+    r = np.random.default_rng(5)
+    X = r.standard_normal((6, 41)).cumsum(axis=1)
+    X[1, :3] = np.nan
+    X[2, -2:] = np.nan
+    X[4] = np.nan
+    X[5, :3] = np.nan
+    streams = [4, 0, 9, 2, 7, 1]
+    got, _ = make_surrogates(X, "ebisuzaki", 3, 11, streams=streams)
+    monkeypatch.setattr(su, "EBISUZAKI_BYTES", 1)  # one series per batch
+    np.testing.assert_array_equal(make_surrogates(X, "ebisuzaki", 3, 11, streams=streams)[0],
+                                  got)
+    for b in range(len(X)):
+        one, _ = make_surrogates(X[b:b + 1], "ebisuzaki", 3, 11, streams=[streams[b]])
+        np.testing.assert_array_equal(one[0], got[b])
+        fin = np.isfinite(X[b])
+        assert (np.isfinite(got[b]) == fin[None]).all()
+        if not fin.any():
+            continue
+        x = X[b][fin]  # the reference: random phases, Nyquist sign, on the series' stream
+        rng = su.series_rng(11, streams[b])
+        F = np.fft.rfft(x)
+        G = np.abs(F) * np.exp(1j * rng.uniform(0.0, 2.0 * np.pi, (3, len(F))))
+        G[:, 0] = F[0]
+        if len(x) % 2 == 0:
+            G[:, -1] = np.abs(F[-1]) * rng.choice([-1.0, 1.0], 3)
+        np.testing.assert_allclose(got[b][:, fin], np.fft.irfft(G, n=len(x)), rtol=1e-12,
+                                   atol=1e-12)
