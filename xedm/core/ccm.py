@@ -32,7 +32,7 @@ from ..memory import (
     XMAP_TABLE_BYTES,
 )
 from ..neighbors.base import exact_on_gpu, native_tables, series_table
-from ..stats.significance import nanmean, null_summary
+from ..stats.significance import nanmean
 from .embed import (
     Prepared,
     candidate_range,
@@ -379,8 +379,10 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     as :mod:`xedm.distributed` computes it); ``E`` is then the targets' (M,), and the
     results are (N, M, ...), equal to the matching block of the whole map.  ``cache``: a
     dict in which the targets' columns (on the device with ``backend="gpu"``) are kept for
-    the next call with the same ``Y`` object, E and Tp and no surrogates (a worker's blocks
-    share their targets: :mod:`xedm.distributed`).
+    the next call with the same ``Y`` and ``S`` objects, Tp, and partition of the targets
+    by E (the same E for all, whatever its value, is one partition): a worker's blocks share
+    their targets (:mod:`xedm.distributed`), and so do :func:`xedm.core.network.
+    library_E_xmap`'s calls, one per library E.
     """
     N, T = X.shape
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
@@ -397,14 +399,17 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     M = Y.shape[0]
     n_sur = 0 if S is None else S.shape[1]
     key = hit = None
-    if cache is not None and S is None and E is not None and Y_given is not None:
-        key = (np.asarray(E, np.int64).tobytes(), Tps.tobytes(), backend)
+    if cache is not None and E is not None and Y_given is not None:
+        # the columns depend on the targets' partition by E, not on the E values (k comes
+        # from E_set at the lookups): one entry serves every E of library_E_xmap's calls
+        part = np.unique(np.asarray(E, np.int64), return_inverse=True)[1]
+        key = (part.astype(np.int64).tobytes(), Tps.tobytes(), backend)
         hit = cache.get("targets")
-        if hit is not None and (hit[0] is not Y_given or hit[1] != key):
+        if hit is not None and (hit[0] is not Y_given or hit[1] is not S or hit[2] != key):
             hit = None
             cache.clear()  # the other targets' columns freed before these are made
     if hit is not None:
-        tgt_sets, lib_mask = hit[2]
+        tgt_sets, lib_mask = hit[3]
     else:
         tgt_ok = np.concatenate([_target_ok(fin_y, T, int(tp)) for tp in Tps])
         # the distinct target sets (every Tp) decide the table depth
@@ -414,6 +419,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         for tp in Tps:
             lib_mask |= (t + tp >= 0) & (t + tp < T)
     lookup = get_kernel("xmap_skill_groups", backend)
+    lookup_all = get_kernel("xmap_skill_groups_device", backend)
+    summary = get_kernel("xmap_null_summary", backend)
     kept = None
     if E is None:
         E_tab = np.arange(1, int(E_max) + 1)
@@ -430,12 +437,12 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     E_set = np.unique(E_used)
     k_set = [int(e) + 1 if knn is None else int(knn) for e in E_set]
     if hit is not None:
-        groups, starts, cols_n, col_group, Yt, order, obs_at = hit[3]
+        groups, starts, cols_n, col_group, Yt, order, obs_at = hit[4]
     else:
         groups, starts, cols_n, col_group, Yt, order, obs_at = _target_columns(
             Y, S, E_used, E_set, backend)
         if key is not None:
-            cache["targets"] = (Y_given, key, (tgt_sets, lib_mask),
+            cache["targets"] = (Y_given, S, key, (tgt_sets, lib_mask),
                                 (groups, starts, cols_n, col_group, Yt, order, obs_at))
     # every entry is written below (each batch of libraries, group of targets and Tp)
     out = {"rho": np.empty((N, M, nTp))}
@@ -479,22 +486,15 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                 lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks,
                        out=out["rho"][libs, :, 0], order=inverse)
                 continue
-            r_all = lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
+            # the lookups stay where they ran (on the GPU: the device) and are summarised
+            # there; only (libraries of the batch, targets of the group) arrays come back
+            r_all = lookup_all(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
             for g, js in enumerate(groups):
-                r = r_all[:, int(starts[g]):int(starts[g + 1])]
-                obs = r[:, :len(js)]  # (libraries of the batch, targets of the group)
                 at = (libs, slice(int(obs_at[g]), int(obs_at[g + 1])), ti)
-                out["rho"][at] = obs
-                if n_sur:
-                    null = r[:, len(js):].reshape(obs.size, n_sur)
-                    ge, nf, q, zm, zs = null_summary(obs.ravel(), null, quantiles)
-                    out["z_mean"][at] = zm.reshape(obs.shape)
-                    out["z_sd"][at] = zs.reshape(obs.shape)
-                    out["count_ge"][at] = ge.reshape(obs.shape)
-                    out["n_null"][at] = nf.reshape(obs.shape)
-                    out["null_q"][at] = q.reshape(obs.shape + (-1,))
-                    if keep_null:
-                        out["rho_null"][at] = null.reshape(obs.shape + (n_sur,))
+                res = summary(r_all, int(starts[g]), len(js), n_sur, quantiles, keep_null)
+                for name, val in res.items():
+                    out[name][at] = val
+            del r_all
     if inverse is not None and not direct:
         for name in list(out):
             out[name] = np.take(out[name], inverse, axis=1)

@@ -35,23 +35,31 @@ def library_E_xmap(X, *, E, tau, Tp, knn, excl, backend, S=None, quantiles=(),
                    keep_null=False, method="exact", progress: Callable = iter) -> dict:
     """:func:`xedm.core.ccm.xmap` with the pair (library i, target j) embedding i with the
     **library's** E[i] (CCM theory, pyEDM's CCM): one call per distinct E, its libraries
-    against every target.  Same outputs (``E`` is the given E)."""
+    against every target.  Same outputs (``E`` is the given E).
+
+    Every call gives all targets one E, so the targets' columns (with their surrogates'; on
+    the device with ``backend="gpu"``) are built once and shared by the calls (xmap's
+    ``cache``), then freed."""
     X = np.asarray(X, np.float64)
     N = X.shape[0]
     E = np.asarray(E, np.int64)
     out: dict = {}
-    for e in np.unique(E).tolist():
-        libs = np.flatnonzero(E == e)
-        r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau, Tp=Tp,
-                      knn=knn, excl=excl, backend=backend, S=S, quantiles=quantiles,
-                      keep_null=keep_null, method=method, Y=X, progress=progress)
-        for key, val in r.items():
-            if key == "E":
-                continue
-            if key not in out:
-                fill = 0 if val.dtype.kind in "iu" else np.nan
-                out[key] = np.full((N,) + val.shape[1:], fill, val.dtype)
-            out[key][libs] = val
+    cache: dict = {}
+    try:
+        for e in np.unique(E).tolist():
+            libs = np.flatnonzero(E == e)
+            r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau,
+                          Tp=Tp, knn=knn, excl=excl, backend=backend, S=S,
+                          quantiles=quantiles, keep_null=keep_null, method=method, Y=X,
+                          progress=progress, cache=cache)
+            for key, val in r.items():
+                if key == "E":
+                    continue
+                if key not in out:
+                    out[key] = np.empty((N,) + val.shape[1:], val.dtype)
+                out[key][libs] = val
+    finally:
+        cache.clear()  # the columns (device memory on the GPU) freed
     out["E"] = E.copy()
     return out
 
@@ -184,11 +192,12 @@ def lag_summary(rho, lags):
     """Per pair: the best lag overall (``best_Tp``, NaN where no rho is finite), and the index
     into ``lags`` of the best driver lag (Tp <= 0)."""
     lags = np.asarray(lags, np.int64)
-    filled = np.where(np.isfinite(rho), rho, -np.inf)
-    any_fin = np.isfinite(rho).any(axis=-1)
-    best = np.where(any_fin, lags[np.argmax(filled, axis=-1)].astype(float), np.nan)
+    fin = np.isfinite(rho)
+    filled = np.where(fin, rho, -np.inf)
+    best = np.where(fin.any(axis=-1), lags[np.argmax(filled, axis=-1)].astype(float), np.nan)
     neg = np.flatnonzero(lags <= 0)
-    at = neg[np.argmax(filled[..., neg], axis=-1)]
+    run = len(neg) and neg[-1] - neg[0] == len(neg) - 1  # sorted lags: a slice, no copy
+    at = neg[np.argmax(filled[..., neg[0]:neg[-1] + 1] if run else filled[..., neg], axis=-1)]
     return best, at
 
 

@@ -183,5 +183,12 @@ register("rn_path_sums", "cpu", "rqa.network_cpu:path_sums")
 # significance tests (xedm/stats)
 register("twin_walk", "cpu", "stats.cpu:twin_walk")
 register("phase_spectrum", "cpu", "stats.cpu:phase_spectrum")
+register("phase_spectra", "cpu", "stats.cpu:phase_spectra")
 register("cross_estimates", "cpu", "stats.cpu:cross_estimates")  # causal_network (host step)
 register("partial_cross_rows", "cpu", "stats.cpu:partial_cross_rows")  # causal_network
+# xmap's lookups left where they ran (the device on the GPU), then summarised there against
+# the surrogates: only the (library, target) summaries come back to the host
+register("xmap_skill_groups_device", "cpu", "cross.cpu_xmap:xmap_skill_groups")
+register("xmap_skill_groups_device", "gpu", "cross.gpu_xmap:xmap_skill_groups_device")
+register("xmap_null_summary", "cpu", "stats.null:xmap_null_summary")
+register("xmap_null_summary", "gpu", "stats.gpu_null:xmap_null_summary")

@@ -162,16 +162,56 @@ def _span(x: np.ndarray, method: str, label) -> slice:
     return span
 
 
-def _ebisuzaki(x, n, rng):
-    m = len(x)
-    F = np.fft.rfft(x)
-    K = len(F)
-    phase = rng.uniform(0.0, 2.0 * np.pi, (n, K))
-    G = get_kernel("phase_spectrum", "cpu")(np.abs(F), phase)  # np.abs(F) * exp(1j * phase)
-    G[:, 0] = F[0]
-    if m % 2 == 0 and K > 1:  # Nyquist: real, so only its sign is free
-        G[:, -1] = np.abs(F[-1]) * rng.choice([-1.0, 1.0], n)
-    return np.fft.irfft(G, n=m, axis=-1)
+def _ebisuzaki(segs, n, rngs, out=None):
+    """Ebisuzaki surrogates (B, n, m) of the rows of ``segs`` (B, m), row b drawing from
+    ``rngs[b]`` (its phases (n, K), then its Nyquist signs): the FFTs and spectra of every
+    row at once (the same values as one row at a time: numpy's FFTs transform each row
+    alone); written into ``out`` when given."""
+    B, m = segs.shape
+    F = np.fft.rfft(segs, axis=-1)
+    K = F.shape[1]
+    nyquist = m % 2 == 0 and K > 1  # real, so only its sign is free
+    phase = np.empty((B, n, K))
+    sign = np.empty((B, n))
+    for b, rng in enumerate(rngs):
+        # rng.uniform(0, 2 pi, (n, K)) is 0 + 2 pi * rng.random(): the same doubles, drawn
+        # in place
+        rng.random(out=phase[b])
+        if nyquist:
+            sign[b] = rng.choice([-1.0, 1.0], n)
+    phase *= 2.0 * np.pi
+    A = np.abs(F)
+    G = get_kernel("phase_spectra", "cpu")(A, phase)  # A * exp(1j * phase)
+    G[:, :, 0] = F[:, 0, None]
+    if nyquist:
+        G[:, :, -1] = A[:, -1, None] * sign
+    return np.fft.irfft(G, n=m, axis=-1, out=out)
+
+
+EBISUZAKI_BYTES = 2**26  # the spectra of this many bytes at a time (series of one span)
+
+
+def _ebisuzaki_all(X, out, n, seed, streams, labels):
+    """Ebisuzaki surrogates of every row of X into ``out`` (B, n, T) (its positions outside
+    each series' span set to NaN): series of the same span batched, each on its own stream."""
+    B, T = X.shape
+    spans: dict[tuple[int, int], list[int]] = {}
+    for b in range(B):
+        sl = _span(X[b], "ebisuzaki", b if labels is None else labels[b])
+        spans.setdefault((sl.start, sl.stop), []).append(b)
+    step = max(1, EBISUZAKI_BYTES // (16 * max(n, 1) * max(T, 1)))
+    for (a, z), rows in spans.items():
+        # runs of consecutive series (every series, when all share a span), at most step
+        cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+        for run in np.split(np.asarray(rows, np.int64), cuts):
+            for c in range(0, len(run), step):
+                sl = slice(int(run[c]), int(run[min(c + step, len(run)) - 1]) + 1)
+                out[sl, :, :a] = np.nan
+                out[sl, :, z:] = np.nan
+                if z > a:
+                    rngs = [series_rng(seed, b if streams is None else int(streams[b]))
+                            for b in range(sl.start, sl.stop)]
+                    _ebisuzaki(X[sl, a:z], n, rngs, out=out[sl, :, a:z])
 
 
 def _seasonal_cycle(x, period, harmonics):
@@ -301,9 +341,13 @@ def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None
     """
     X = np.asarray(X, np.float64)
     B, T = X.shape
-    out = np.full((B, n, T), np.nan)
     info: dict[str, list] = {"eps": [], "twin_share": [], "iaaft_iterations": [],
                              "iaaft_spectrum_error": []}
+    if method == "ebisuzaki":  # every position written (NaN outside the spans)
+        out = np.empty((B, n, T))
+        _ebisuzaki_all(X, out, n, seed, streams, labels)
+        return out, info
+    out = np.full((B, n, T), np.nan)
     for b in range(B):
         x = X[b]
         rng = series_rng(seed, b if streams is None else int(streams[b]))
@@ -313,9 +357,7 @@ def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None
             seg = x[sl]
             if len(seg) == 0:
                 continue
-            if method == "ebisuzaki":
-                out[b, :, sl] = _ebisuzaki(seg, n, rng)
-            elif method == "iaaft":
+            if method == "iaaft":
                 out[b, :, sl], its, err = _iaaft(seg, n, rng, params.get("max_iter", 1000))
                 info["iaaft_iterations"].append(its)
                 info["iaaft_spectrum_error"].append(err)

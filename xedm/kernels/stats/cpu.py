@@ -2,6 +2,7 @@
 
     twin_walk(cls, order, offsets, u, r) -> states (n, m)
     phase_spectrum(amp, phase) -> spectra (n, K) complex
+    phase_spectra(amp, phase) -> spectra (B, n, K) complex (B series at once)
     cross_estimates(w, idx, Y, libs, lags, cols) -> estimates (nl, nj, nlag, ncols)
     partial_cross_rows(ys, est, vals, cond, js, s0) -> r (nj,), rank (nj,)
 """
@@ -15,16 +16,25 @@ from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_STRICT
 
 
-@njit(parallel=True, cache=True)
 def phase_spectrum(amp, phase):
     """``amp * exp(i * phase)`` (n, K) for amplitudes ``amp`` (K,) and phases (n, K): the
     spectra of Ebisuzaki surrogates, the same values as numpy's ``amp * np.exp(1j * phase)``
-    (cos and sin of each phase), computed on every core without the complex temporaries."""
-    n, K = phase.shape
-    out = np.empty((n, K), np.complex128)
-    for i in prange(n):
+    (cos and sin of each phase), computed on every core without the complex temporaries
+    (:func:`phase_spectra` of one series)."""
+    return phase_spectra(np.ascontiguousarray(amp)[None], np.ascontiguousarray(phase)[None])[0]
+
+
+@njit(parallel=True, cache=True)
+def phase_spectra(amp, phase):
+    """:func:`phase_spectrum` of B series at once: amplitudes (B, K), phases (B, n, K)."""
+    B, n, K = phase.shape
+    out = np.empty((B, n, K), np.complex128)
+    for r in prange(B * n):
+        b = r // n
+        i = r % n
         for j in range(K):
-            out[i, j] = complex(amp[j] * np.cos(phase[i, j]), amp[j] * np.sin(phase[i, j]))
+            out[b, i, j] = complex(amp[b, j] * np.cos(phase[b, i, j]),
+                                   amp[b, j] * np.sin(phase[b, i, j]))
     return out
 
 
