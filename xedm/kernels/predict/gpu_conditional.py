@@ -2,12 +2,14 @@
 :mod:`xedm.kernels.predict.cpu_conditional`'s kernels, same signatures, CuPy arrays in and
 out, behind :class:`xedm.kernels.predict.conditional.State` (``state``).
 
-- ``conditional_pools``: one thread per (pool job, point): its scan of the series' points,
-  the M nearest kept by insertion (time order among ties), then put in time order.
-- ``conditional_errors``: one thread per (candidate, point): the k nearest of its pool in the
-  base and candidate coordinates, the weights and the weighted least squares of
-  ``cpu_conditional`` (the same sums in the same order, no fused multiply-add, the unit-
-  diagonal Cholesky of S-map's solver); the largest system is ``NC_MAX`` coordinates.
+- ``conditional_pools``: one warp per (pool job, point) for series up to ``WARP_MAX``
+  points (distances in shared memory, the M-th smallest by a radix search on their bits,
+  the pool written in time order through ballots), else one thread per point (insertion);
+  ties in time order, compiled per number of own coordinates.
+- ``conditional_errors``: one thread per (candidate, point): the k nearest of its pool, the
+  weights and the weighted least squares of ``cpu_conditional`` (the same sums in the same
+  order, no fused multiply-add, the unit-diagonal Cholesky of S-map's solver), compiled per
+  number of columns (``NC_MAX`` at most; the system in registers up to 12).
 - ``rank_stats``: one block per row: |d| with its time sorted in shared memory (bitonic, ties
   by time: the CPU's stable sort), then the signed-rank sums S and V (exact: sums of
   integers), the lag-1 autocorrelation of the signed ranks and the squares (block sums: they
@@ -394,9 +396,7 @@ extern "C" __global__ void rank_stats(
             if (f0) { sq0 += e0 * e0; c0 += 1.0; }
             if (f0 && f1) { sq1 += e1 * e1; c1 += 1.0; }
             key[t] = (f0 && f1) ? fabs(fabs(e0) - fabs(e1)) : 0.0;
-        } else {
-            key[t] = CUDART_INF;
-        }
+        } else key[t] = CUDART_INF;
         idx[t] = t;
     }
     __syncthreads();
@@ -558,12 +558,6 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
            np.float64(weight), np.float64(theta), out))
 
 
-def _max(a) -> int:
-    import cupy as cp
-
-    return int(cp.max(a).get()) if len(a) else 0
-
-
 def rank_stats(A, ra, B, rb, nn):
     """Signed-rank statistics and squares of every row pair (``cpu_conditional``): a tuple
     of seven (m,) arrays on the device."""
@@ -573,7 +567,7 @@ def rank_stats(A, ra, B, rb, nn):
     out = cp.zeros((7, m))
     if m == 0:
         return tuple(out)
-    top = _max(nn)
+    top = int(cp.max(nn).get()) if m else 0
     if top > RANK_MAX:
         raise ValueError(f"the predictive conditioning's GPU rank test takes series of at "
                          f"most {RANK_MAX} points ({top} here): use backend='cpu'")
