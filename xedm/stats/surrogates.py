@@ -54,6 +54,8 @@ trailing NaN are kept, a NaN inside the series is refused with a clear error.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..kernels import get_kernel
@@ -200,6 +202,7 @@ def _ebisuzaki_all(X, out, n, seed, streams, labels):
         sl = _span(X[b], "ebisuzaki", b if labels is None else labels[b])
         spans.setdefault((sl.start, sl.stop), []).append(b)
     step = max(1, EBISUZAKI_BYTES // (16 * max(n, 1) * max(T, 1)))
+    tasks = []
     for (a, z), rows in spans.items():
         # runs of consecutive series (every series, when all share a span), at most step
         cuts = np.flatnonzero(np.diff(rows) != 1) + 1
@@ -209,9 +212,22 @@ def _ebisuzaki_all(X, out, n, seed, streams, labels):
                 out[sl, :, :a] = np.nan
                 out[sl, :, z:] = np.nan
                 if z > a:
-                    rngs = [series_rng(seed, b if streams is None else int(streams[b]))
-                            for b in range(sl.start, sl.stop)]
-                    _ebisuzaki(X[sl, a:z], n, rngs, out=out[sl, :, a:z])
+                    tasks.append((sl, a, z))
+
+    def one(task):
+        sl, a, z = task
+        rngs = [series_rng(seed, b if streams is None else int(streams[b]))
+                for b in range(sl.start, sl.stop)]
+        _ebisuzaki(X[sl, a:z], n, rngs, out=out[sl, :, a:z])
+
+    if len(tasks) > 1:  # batches in threads (numpy's FFTs release the GIL): the same values
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(tasks), os.cpu_count() or 1)) as pool:
+            list(pool.map(one, tasks))
+    else:
+        for task in tasks:
+            one(task)
 
 
 def _seasonal_cycle(x, period, harmonics):
