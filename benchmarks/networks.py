@@ -28,7 +28,8 @@ i-2, i-1, i+1), a motif of eight coupled logistic maps (chain 0 -> 1 -> 2, commo
 noise (20 series, L = 400, phi = 0.9: every link is false; the share of pairs linked is
 reported), and the coupled logistic pair (x drives y, ``beta_yx = 0.1``, ``beta_xy = 0``,
 L = 1,000).  ``scale``: one causal_network against one plain xmap (E chosen, no
-surrogates) on ``many_series(--scale, 1000)``, as a ratio.
+surrogates) on ``many_series(--scale, 1000)``, as a ratio (on the GPU after a full-size run
+of each, best of two).
 """
 
 from __future__ import annotations
@@ -150,20 +151,30 @@ def run_tool(xedm, tool: str, X, backend: str | None, n_sur: int, pc_alpha=None,
 
 def scale(xedm, N: int, T: int, backend: str | None, n_sur: int,
           conditioning="predictive") -> dict:
-    """One causal_network against one plain xmap on many_series(N, T)."""
+    """One causal_network against one plain xmap on many_series(N, T).  On the GPU each is
+    run once at full size first (the kernels' variants of that size compiled: a cold start,
+    not the method's cost) and timed as the best of two runs."""
     da = xedm.datasets.many_series(N, T, seed=0).x
     small = xedm.datasets.many_series(6, 200, seed=0).x  # compile first
     xedm.causal_network(small, seed=0, backend=backend, progress=False, surrogates=9)
     xedm.xmap(small, "series", backend=backend, progress=False)
-    t0 = time.perf_counter()
-    xedm.xmap(da, "series", backend=backend, progress=False)
-    t_x = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    xedm.causal_network(da, seed=0, backend=backend, progress=False, surrogates=n_sur,
-                        conditioning=conditioning)
-    t_n = time.perf_counter() - t0
+    gpu = backend == "gpu"
+    runs = 3 if gpu else 1
+
+    def best(fn):
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times[1:] if gpu else times)
+
+    t_x = best(lambda: xedm.xmap(da, "series", backend=backend, progress=False))
+    t_n = best(lambda: xedm.causal_network(da, seed=0, backend=backend, progress=False,
+                                           surrogates=n_sur, conditioning=conditioning))
     return {"N": N, "T": T, "backend": backend or "auto", "xmap_s": t_x,
-            "causal_network_s": t_n, "ratio": t_n / t_x, "conditioning": conditioning}
+            "causal_network_s": t_n, "ratio": t_n / t_x, "conditioning": conditioning,
+            "timing": "best of 2 after a full-size run" if gpu else "one run"}
 
 
 def fmt(v, digits=2):
