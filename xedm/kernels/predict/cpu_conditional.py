@@ -74,26 +74,32 @@ def _value(Z, code, i, t, weight):
     return Z[i, t + code + 1]
 
 
+@njit(cache=True)
+def _starts(n, ser):
+    """Prefix sums of the jobs' point counts n[ser[j]]: job j's flat rows."""
+    starts = np.zeros(len(ser) + 1, np.int64)
+    for j in range(len(ser)):
+        starts[j + 1] = starts[j] + n[ser[j]]
+    return starts
+
+
 @njit(cache=True, inline="always")
-def _job(starts, idx):
-    """The job whose rows [starts[j], starts[j + 1]) hold the flat index idx."""
-    return np.searchsorted(starts, idx, side="right") - 1
+def _point(starts, ser, t0, flat):
+    """Flat index ``flat`` as (job j, its series i, point p, the series' first time t0[i]):
+    job j holds the flat indices [starts[j], starts[j + 1])."""
+    j = np.searchsorted(starts, flat, side="right") - 1
+    i = ser[j]
+    return j, i, flat - starts[j], t0[i]
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
 def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
     """Fill the pool rows of every pool job (module docstring)."""
     M = pools.shape[1]
-    J = len(pser)
-    starts = np.zeros(J + 1, np.int64)
-    for j in range(J):
-        starts[j + 1] = starts[j] + n[pser[j]]
-    for flat in prange(starts[J]):
-        j = _job(starts, flat)
-        i = pser[j]
-        p = flat - starts[j]
+    starts = _starts(n, pser)
+    for flat in prange(starts[-1]):
+        j, i, p, a = _point(starts, pser, t0, flat)
         ni = n[i]
-        a = t0[i]
         lags = np.empty(64, np.int64)
         nd = 1
         lags[0] = 0
@@ -130,16 +136,10 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
     """Fill the error rows of every model group (module docstring).  Per point, the base
     coordinates of its pool relative to its own are gathered once for all the group's
     candidates."""
-    G = len(gser)
     W = pools.shape[1]
-    starts = np.zeros(G + 1, np.int64)
-    for g in range(G):
-        starts[g + 1] = starts[g] + n[gser[g]]
-    for flat in prange(starts[G]):
-        g = _job(starts, flat)
-        i = gser[g]
-        p = flat - starts[g]
-        a = t0[i]
+    starts = _starts(n, gser)
+    for flat in prange(starts[-1]):
+        g, i, p, a = _point(starts, gser, t0, flat)
         b0 = gbase[g, 0]
         d0 = gbase[g, 1] - b0
         c0 = gcand[g, 0]

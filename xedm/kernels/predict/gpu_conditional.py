@@ -10,10 +10,7 @@ out, behind :class:`xedm.kernels.predict.conditional.State` (``state``).
   weights and the weighted least squares of ``cpu_conditional`` (the same sums in the same
   order, no fused multiply-add, the unit-diagonal Cholesky of S-map's solver), compiled per
   number of columns (``NC_MAX`` at most; the system in registers up to 12).
-- ``rank_stats``: one block per row: |d| with its time sorted in shared memory (bitonic, ties
-  by time: the CPU's stable sort), then the signed-rank sums S and V (exact: sums of
-  integers), the lag-1 autocorrelation of the signed ranks and the squares (block sums: they
-  differ from the CPU's sequential sums by rounding only).  Rows of up to ``RANK_MAX`` times.
+- ``rank_stats``: :mod:`xedm.kernels.predict.gpu_rank`.
 """
 
 from __future__ import annotations
@@ -21,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..smap.constants import PIVOT_MIN
+from .gpu_rank import rank_module
 
 NC_MAX = 24  # columns of the largest least-squares system (intercept + coordinates)
-RANK_MAX = 16384  # longest row rank_stats sorts in shared memory
 WARP_MAX = 6144  # longest series whose pools take one warp per point (distances in smem)
 _BLOCK = 128
 _CACHE: dict = {}
@@ -63,6 +60,42 @@ __device__ __forceinline__ int insert(double* ds, int* nb, int cnt, const int kk
 }
 
 #ifdef ND
+// the own coordinates of a pool: the value (lag 0), then the lags of the mask's bits in
+// ascending order (bit l - 1: lag l), and point p's values of them
+__device__ __forceinline__ void own_state(unsigned long long msk, const double* zi,
+                                          const long long p, int* lag, double* pv)
+{
+    lag[0] = 0;
+#pragma unroll
+    for (int c = 1; c < ND; ++c) { lag[c] = __ffsll((long long)msk); msk &= msk - 1; }
+#pragma unroll
+    for (int c = 0; c < ND; ++c) pv[c] = zi[p - lag[c]];
+}
+
+// point ``flat`` of the pool jobs: its series, point, the series' points from t0, its
+// pool row (entry c at row[c * ni]), the exclusion window [lo, hi) and the pool's size
+struct PoolPoint { long long i, p, ni, lo, hi; const double* zi; int* row; int nl; };
+__device__ __forceinline__ PoolPoint pool_point(
+    const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
+    const long long* __restrict__ n, const long long* __restrict__ excl,
+    const long long* __restrict__ pser, const long long* __restrict__ pmask,
+    const long long* __restrict__ poff, const long long* __restrict__ starts,
+    const long long J, const long long flat, int* __restrict__ pools, int* lag, double* pv)
+{
+    PoolPoint q;
+    const long long j = find_job(starts, J, flat);
+    q.i = pser[j]; q.p = flat - starts[j]; q.ni = n[q.i];
+    q.zi = Z + q.i * T + t0[q.i];
+    own_state((unsigned long long)pmask[j], q.zi, q.p, lag, pv);
+    q.row = pools + poff[j] * M + q.p;
+    q.lo = max(0LL, q.p - excl[q.i]);
+    q.hi = min(q.ni, q.p + excl[q.i] + 1);
+    q.nl = (int)min((long long)M, q.ni - (q.hi - q.lo));
+    return q;
+}
+#endif
+
+#ifdef ND
 // one point of one pool job per thread, its ND own coordinates (the value, then the lags of
 // the mask in ascending order) fixed at compile time; the threads of a warp scan the same q
 // (one broadcast load per coordinate) and test it against their M-th nearest in a register
@@ -75,55 +108,45 @@ extern "C" __global__ void conditional_pools(
 {
     const long long flat = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (flat >= total) return;
-    const long long j = find_job(starts, J, flat);
-    const long long i = pser[j], p = flat - starts[j], ni = n[i], a = t0[i];
     int lag[ND];
-    unsigned long long msk = (unsigned long long)pmask[j];
-    lag[0] = 0;
-#pragma unroll
-    for (int c = 1; c < ND; ++c) { lag[c] = __ffsll((long long)msk); msk &= msk - 1; }
-    const double* zi = Z + i * T + a;
     double pv[ND];
-#pragma unroll
-    for (int c = 0; c < ND; ++c) pv[c] = zi[p - lag[c]];
-    int* row = pools + poff[j] * M + p;  // entry c of point p at row[c * ni]
-    for (int c = 0; c < M; ++c) row[c * ni] = -1;
-    const long long lo = max(0LL, p - excl[i]), hi = min(ni, p + excl[i] + 1);
-    const int nl = (int)min((long long)M, ni - (hi - lo));
-    if (nl < 1) return;
+    const PoolPoint pt = pool_point(Z, T, t0, n, excl, pser, pmask, poff, starts, J, flat,
+                                    pools, lag, pv);
+    for (int c = 0; c < M; ++c) pt.row[c * pt.ni] = -1;
+    if (pt.nl < 1) return;
     double lbd[M];
     int lib[M];
     int cnt = 0;
     double worst = CUDART_INF;
-    for (long long q = 0; q < ni; ++q) {
-        if (q >= lo && q < hi) continue;
+    for (long long q = 0; q < pt.ni; ++q) {
+        if (q >= pt.lo && q < pt.hi) continue;
         double dq = 0.0;
 #pragma unroll
         for (int c = 0; c < ND; ++c) {
-            const double t = zi[q - lag[c]] - pv[c];
+            const double t = pt.zi[q - lag[c]] - pv[c];
             dq = dq + t * t;
         }
-        if (cnt < nl || dq < worst) {
-            cnt = insert(lbd, lib, cnt, nl, dq, (int)q);
-            if (cnt == nl) worst = lbd[nl - 1];
+        if (cnt < pt.nl || dq < worst) {
+            cnt = insert(lbd, lib, cnt, pt.nl, dq, (int)q);
+            if (cnt == pt.nl) worst = lbd[pt.nl - 1];
         }
     }
-    for (int u = 1; u < nl; ++u) {  // time order
+    for (int u = 1; u < pt.nl; ++u) {  // time order
         const int v = lib[u];
         int w = u;
         while (w > 0 && lib[w - 1] > v) { lib[w] = lib[w - 1]; --w; }
         lib[w] = v;
     }
-    for (int c = 0; c < nl; ++c) row[c * ni] = lib[c];
+    for (int c = 0; c < pt.nl; ++c) pt.row[c * pt.ni] = lib[c];
 }
 #endif
 
 #ifdef ND
 // the same pools, one warp per point (series up to WARP_MAX points): its lanes compute the
 // distances to every q into shared memory (+inf inside the exclusion window), find the
-// nl-th smallest by a radix search on the bits of the (non-negative) doubles, then write,
+// pt.nl-th smallest by a radix search on the bits of the (non-negative) doubles, then write,
 // in time order, the q below it and the first of those equal to it (ties in time order:
-// the nl smallest by (distance, q), as the CPU's insertion keeps them)
+// the pt.nl smallest by (distance, q), as the CPU's insertion keeps them)
 extern "C" __global__ void conditional_pools_warp(
     const double* __restrict__ Z, const long long T, const long long* __restrict__ t0,
     const long long* __restrict__ n, const long long* __restrict__ excl,
@@ -136,57 +159,47 @@ extern "C" __global__ void conditional_pools_warp(
     const long long flat = (long long)blockIdx.x * (blockDim.x >> 5) + w;
     if (flat >= total) return;
     unsigned long long* dd = sd + (long long)w * width;
-    const long long j = find_job(starts, J, flat);
-    const long long i = pser[j], p = flat - starts[j], ni = n[i], a = t0[i];
     int lag[ND];
-    unsigned long long msk = (unsigned long long)pmask[j];
-    lag[0] = 0;
-#pragma unroll
-    for (int c = 1; c < ND; ++c) { lag[c] = __ffsll((long long)msk); msk &= msk - 1; }
-    const double* zi = Z + i * T + a;
     double pv[ND];
-#pragma unroll
-    for (int c = 0; c < ND; ++c) pv[c] = zi[p - lag[c]];
-    int* row = pools + poff[j] * M + p;  // entry c of point p at row[c * ni]
-    for (int c = lane; c < M; c += 32) row[c * ni] = -1;
-    const long long lo = max(0LL, p - excl[i]), hi = min(ni, p + excl[i] + 1);
-    const int nl = (int)min((long long)M, ni - (hi - lo));
-    if (nl < 1) return;
-    for (long long q = lane; q < ni; q += 32) {
+    const PoolPoint pt = pool_point(Z, T, t0, n, excl, pser, pmask, poff, starts, J, flat,
+                                    pools, lag, pv);
+    for (int c = lane; c < M; c += 32) pt.row[c * pt.ni] = -1;
+    if (pt.nl < 1) return;
+    for (long long q = lane; q < pt.ni; q += 32) {
         double dq = CUDART_INF;
-        if (q < lo || q >= hi) {
+        if (q < pt.lo || q >= pt.hi) {
             dq = 0.0;
 #pragma unroll
             for (int c = 0; c < ND; ++c) {
-                const double t = zi[q - lag[c]] - pv[c];
+                const double t = pt.zi[q - lag[c]] - pv[c];
                 dq = dq + t * t;
             }
         }
         dd[q] = __double_as_longlong(dq);
     }
     __syncwarp();
-    unsigned long long thr = 0;  // the nl-th smallest: the largest v with #{x < v} < nl
+    unsigned long long thr = 0;  // the pt.nl-th smallest: the largest v with #{x < v} < pt.nl
     for (int b = 63; b >= 0; --b) {
         const unsigned long long t = thr | (1ULL << b);
         unsigned int c = 0;
-        for (long long q = lane; q < ni; q += 32) c += dd[q] < t;
+        for (long long q = lane; q < pt.ni; q += 32) c += dd[q] < t;
         c = __reduce_add_sync(0xffffffffu, c);
-        if (c < (unsigned int)nl) thr = t;
+        if (c < (unsigned int)pt.nl) thr = t;
     }
     unsigned int less = 0;
-    for (long long q = lane; q < ni; q += 32) less += dd[q] < thr;
+    for (long long q = lane; q < pt.ni; q += 32) less += dd[q] < thr;
     less = __reduce_add_sync(0xffffffffu, less);
-    int quota = nl - (int)less;  // entries equal to thr to take, earliest first
+    int quota = pt.nl - (int)less;  // entries equal to thr to take, earliest first
     int put = 0;
     const unsigned int below = (1u << lane) - 1u;
-    for (long long q0 = 0; q0 < ni; q0 += 32) {
+    for (long long q0 = 0; q0 < pt.ni; q0 += 32) {
         const long long q = q0 + lane;
-        const unsigned long long x = q < ni ? dd[q] : ~0ULL;
+        const unsigned long long x = q < pt.ni ? dd[q] : ~0ULL;
         const unsigned int eq = __ballot_sync(0xffffffffu, x == thr);
         const bool take = x < thr || (x == thr && __popc(eq & below) < quota);
         quota -= __popc(eq);
         const unsigned int sel = __ballot_sync(0xffffffffu, take);
-        if (take) row[(put + __popc(sel & below)) * ni] = (int)q;
+        if (take) pt.row[(put + __popc(sel & below)) * pt.ni] = (int)q;
         put += __popc(sel);
     }
 }
@@ -356,103 +369,6 @@ UNROLL_C
 }
 #endif
 
-__device__ __forceinline__ double block_sum(double v, double* scratch)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    __syncthreads();
-    if (lane == 0) scratch[w] = v;
-    __syncthreads();
-    double tot = 0.0;
-    for (int u = 0; u < (int)(blockDim.x >> 5); ++u) tot += scratch[u];
-    return tot;
-}
-
-__device__ __forceinline__ double diff_at(const double* __restrict__ a,
-                                          const double* __restrict__ b, const long long t)
-{   // |b| - |a| where both are finite, else 0
-    const double e0 = b[t], e1 = a[t];
-    return (isfinite(e0) && isfinite(e1)) ? fabs(e0) - fabs(e1) : 0.0;
-}
-
-extern "C" __global__ void rank_stats(
-    const double* __restrict__ A, const long long lda, const long long* __restrict__ ra,
-    const double* __restrict__ B, const long long ldb, const long long* __restrict__ rb,
-    const long long* __restrict__ nn, const int NS, double* __restrict__ out)
-{
-    extern __shared__ double smem[];
-    double* key = smem;                       // NS
-    int* idx = (int*)(smem + NS);             // NS
-    double* scratch = smem + NS + (NS + 1) / 2;  // 32
-    const long long m = blockIdx.x;
-    const long long n = nn[m];
-    const double* a = A + ra[m] * lda;
-    const double* b = B + rb[m] * ldb;
-    double sq0 = 0.0, c0 = 0.0, sq1 = 0.0, c1 = 0.0;
-    for (int t = threadIdx.x; t < NS; t += blockDim.x) {
-        if (t < n) {
-            const double e0 = b[t], e1 = a[t];
-            const bool f0 = isfinite(e0), f1 = isfinite(e1);
-            if (f0) { sq0 += e0 * e0; c0 += 1.0; }
-            if (f0 && f1) { sq1 += e1 * e1; c1 += 1.0; }
-            key[t] = (f0 && f1) ? fabs(fabs(e0) - fabs(e1)) : 0.0;
-        } else key[t] = CUDART_INF;
-        idx[t] = t;
-    }
-    __syncthreads();
-    for (int k = 2; k <= NS; k <<= 1) {
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            for (int t = threadIdx.x; t < NS; t += blockDim.x) {
-                const int u = t ^ j;
-                if (u > t) {
-                    const bool up = (t & k) == 0;
-                    const double kt = key[t], ku = key[u];
-                    const int it = idx[t], iu = idx[u];
-                    const bool gt = kt > ku || (kt == ku && it > iu);
-                    if (gt == up) { key[t] = ku; key[u] = kt; idx[t] = iu; idx[u] = it; }
-                }
-            }
-            __syncthreads();
-        }
-    }
-    // signed ranks by time (in key's place), S and V
-    double S = 0.0, V = 0.0;
-    for (int r = threadIdx.x; r < n; r += blockDim.x) {
-        const int t = idx[r];
-        const double d = diff_at(a, b, t);
-        const double sg = d > 0 ? 1.0 : (d < 0 ? -1.0 : 0.0);
-        const double rk = r + 1.0;
-        key[t] = rk * sg;
-        S += rk * sg;
-        if (d != 0) V += rk * rk;
-    }
-    __syncthreads();
-    S = block_sum(S, scratch);
-    V = block_sum(V, scratch);
-    const double mean = n > 0 ? S / n : 0.0;
-    double v2 = 0.0, cov = 0.0;
-    for (int t = threadIdx.x; t < n; t += blockDim.x) {
-        const double x = key[t] - mean;
-        v2 += x * x;
-        if (t > 0) cov += x * (key[t - 1] - mean);
-    }
-    v2 = block_sum(v2, scratch);
-    cov = block_sum(cov, scratch);
-    sq0 = block_sum(sq0, scratch);
-    c0 = block_sum(c0, scratch);
-    sq1 = block_sum(sq1, scratch);
-    c1 = block_sum(c1, scratch);
-    if (threadIdx.x == 0) {
-        const long long M7 = gridDim.x;
-        out[m] = S;
-        out[M7 + m] = V;
-        out[2 * M7 + m] = v2 > 0 ? (cov / (double)max(n - 1, 1LL)) / (v2 / n) : 0.0;
-        out[3 * M7 + m] = sq0;
-        out[4 * M7 + m] = c0;
-        out[5 * M7 + m] = sq1;
-        out[6 * M7 + m] = c1;
-    }
-}
 """
 
 
@@ -480,7 +396,7 @@ def compile_variants(E_max: int, max_drivers: int, M: int = 40) -> int:
         _kernels(M, ND=v).get_function("conditional_pools")
     for v in nc:
         _kernels(M, NC=v).get_function("conditional_errors")
-    _kernels(M).get_function("rank_stats")
+    rank_module()
     return len(nd) + len(nc) + 1
 
 
@@ -558,38 +474,12 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
            np.float64(weight), np.float64(theta), out))
 
 
-def rank_stats(A, ra, B, rb, nn):
-    """Signed-rank statistics and squares of every row pair (``cpu_conditional``): a tuple
-    of seven (m,) arrays on the device."""
-    import cupy as cp
-
-    m = len(ra)
-    out = cp.zeros((7, m))
-    if m == 0:
-        return tuple(out)
-    top = int(cp.max(nn).get()) if m else 0
-    if top > RANK_MAX:
-        raise ValueError(f"the predictive conditioning's GPU rank test takes series of at "
-                         f"most {RANK_MAX} points ({top} here): use backend='cpu'")
-    NS = 64
-    while NS < top:
-        NS *= 2
-    smem = NS * 8 + NS * 4 + 4 + 32 * 8
-    k = _kernels(40).get_function("rank_stats")
-    if smem > 48 * 1024:
-        k.max_dynamic_shared_size_bytes = smem
-    threads = min(512, max(NS // 2, 64))
-    k((m,), (threads,), (A, np.int64(A.shape[1]), ra, B, np.int64(B.shape[1]), rb, nn,
-                         np.int32(NS), out), shared_mem=smem)
-    S, V, r1, sq0, c0, sq1, c1 = out
-    return S, V, r1, sq0, c0.astype(np.int64), sq1, c1.astype(np.int64)
-
-
 def state(Z, t0, n, excl, M):
     """The lockstep selection's data on the GPU (:class:`..conditional.State`)."""
     import cupy as cp
 
     from .conditional import State
+    from .gpu_rank import rank_stats
 
     return State(cp, Z, t0, n, excl, M, pools=conditional_pools, errors=conditional_errors,
                  stats=rank_stats)
