@@ -290,3 +290,30 @@ def test_screen_keeps_the_highest_skill_candidates():
                                                 else -np.inf), j))[:3]
         assert set(np.flatnonzero(keep[i])) == set(want)
     assert not keep[0, 5] and not np.diag(keep).any()
+
+
+def test_screen_keeps_m_candidates_past_nan_skills():
+    # NaN skills (a constant series) rank below every finite one, the series itself below
+    # them: each row keeps exactly m candidates
+    from xedm.core.predictive import screen
+
+    rho = np.full((6, 6), np.nan)
+    rho[:, 5] = 0.5
+    keep = screen(rho, 3)
+    np.testing.assert_array_equal(keep.sum(axis=1), 3)
+    assert not np.diag(keep).any() and keep[:5, 5].all()
+    np.testing.assert_array_equal(np.flatnonzero(keep[0]), [1, 2, 5])  # NaN ties: lower first
+
+
+def test_predictive_gain_without_common_predictions_is_nan():
+    # a candidate whose model is singular at every time (a constant series) measures no
+    # reduction of the error: gain NaN (not 1), p = 1
+    from xedm.core.predictive import improvement_p
+
+    p, gain = improvement_p(np.ones(10), np.full((1, 10), np.nan))
+    assert p[0] == 1 and np.isnan(gain[0])
+    X = xedm.datasets.many_series(3, 50, density=0.5, seed=3).x.values.copy()
+    X[1] = 0.5
+    p, gain, sel, _ = predictive_tests(X, np.array([1, 1, 2]))
+    assert np.isnan(gain[[0, 2], 1]).all() and (p[[0, 2], 1] == 1).all()
+    assert not sel[:, 1].any()

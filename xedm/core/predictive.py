@@ -79,7 +79,9 @@ def _p_gain(S, V, r1, sq0, c0, sq1, c1):
     mse1 = sq1 / np.maximum(c1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = np.where(mse0 > 0, 1.0 - mse1 / np.where(mse0 > 0, mse0, 1.0), 0.0)
-    return p, gain
+    # no time where both models predict (a candidate singular everywhere, e.g. a constant
+    # series): nothing measured, not a reduction of the error to 0
+    return p, np.where(c1 > 0, gain, np.nan)
 
 
 def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +89,8 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
     to [0, 0.99]; ties ranked by position), and the relative reduction of the mean squared
-    error.  NaN errors count as no improvement (p = 1)."""
+    error (NaN where no time has both errors finite).  NaN errors count as no improvement
+    (p = 1)."""
     e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     m, n = e1.shape
@@ -150,9 +153,11 @@ def screen(rho, m: int = MAX_CANDIDATES):
     N = len(rho)
     if N - 1 <= m:
         return None
-    score = np.where(np.isfinite(rho), rho, -np.inf)
-    np.fill_diagonal(score, -np.inf)
-    order = np.argsort(-score, axis=1, kind="stable")[:, :m]
+    # NaN below every finite skill and the series itself below NaN: a NaN never leaves the
+    # diagonal a slot of the m (which would keep m - 1)
+    key = np.where(np.isfinite(rho), -rho, np.finfo(np.float64).max)
+    np.fill_diagonal(key, np.inf)
+    order = np.argsort(key, axis=1, kind="stable")[:, :m]
     out = np.zeros((N, N), bool)
     np.put_along_axis(out, order, True, axis=1)
     np.fill_diagonal(out, False)
