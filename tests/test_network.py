@@ -317,3 +317,13 @@ def test_predictive_gain_without_common_predictions_is_nan():
     p, gain, sel, _ = predictive_tests(X, np.array([1, 1, 2]))
     assert np.isnan(gain[[0, 2], 1]).all() and (p[[0, 2], 1] == 1).all()
     assert not sel[:, 1].any()
+
+
+def test_predictive_conditioning_rejects_E_past_the_own_lag_mask():
+    # own lag l is bit l - 1 of an int64 mask the pool kernels read up to bit 62 (lag 63):
+    # a larger E would silently leave its last lags out of the pools' distances
+    from xedm.core.predictive import MAX_E
+
+    X = np.random.default_rng(0).standard_normal((2, 200))
+    with pytest.raises(ValueError, match="E up to 64"):
+        predictive_tests(X, [MAX_E + 1, 1])

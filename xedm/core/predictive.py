@@ -143,6 +143,8 @@ BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
 #: after each round (those with the smallest p); at N = 1,000 every round would otherwise
 #: test hundreds of drivers per series
 MAX_CANDIDATES = 128
+#: largest E: own lags 1..63, each a bit of the pools' int64 own-lag mask
+MAX_E = 64
 
 
 def screen(rho, m: int = MAX_CANDIDATES):
@@ -181,9 +183,12 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     mean squared error at the pair's last test), ``selected`` (N, N) bool and ``n_drivers``
     (N,) the number of selected drivers of each series.
     """
+    E = np.asarray(E, np.int64)
+    if E.max(initial=1) > MAX_E:  # a pool's own lags are the bits 0..62 of an int64 mask
+        raise ValueError(f"the predictive conditioning takes E up to {MAX_E} (here "
+                         f"{int(E.max())}): pass a smaller E or E_max")
     Z = standardize(X)
     N, T = Z.shape
-    E = np.asarray(E, np.int64)
     t0 = np.maximum(E - 1, 0)
     n = np.maximum(T - 1 - t0, 0)
     ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
