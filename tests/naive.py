@@ -393,7 +393,7 @@ def signed_rank_p(e0, e1):
     """(p, gain) of the predictive conditioning's test, from the words of its docs: one-sided
     Wilcoxon signed-rank of |e0| - |e1| (ranks of |d| 1..n, ties by position), variance times
     (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks, clipped to
-    [0, 0.99]); gain = 1 - mean(e1^2) / mean(e0^2)."""
+    [0, 0.99]); gain = 1 - mean(e1^2) / mean(e0^2) over the times where both are finite."""
     from math import erfc, sqrt
 
     dlt = np.abs(e0) - np.abs(e1)
@@ -405,7 +405,8 @@ def signed_rank_p(e0, e1):
     r1 = min(max(np.mean(sc[1:] * sc[:-1]) / np.mean(sc ** 2), 0.0), 0.99)
     var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
     p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
-    return p, 1 - np.mean(e1 ** 2) / np.mean(e0 ** 2)
+    both = np.isfinite(e0) & np.isfinite(e1)
+    return p, 1 - np.mean(e1[both] ** 2) / np.mean(e0[both] ** 2)
 
 
 def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,

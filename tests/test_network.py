@@ -146,6 +146,10 @@ def test_signed_rank_test_matches_naive():
     ref0 = naive.signed_rank_p(np.maximum(d, 0.0), np.maximum(-d, 0.0))[0]  # |a| - |b| = d
     np.testing.assert_allclose(p2[0], ref0, rtol=1e-9)
     assert p2[1] == 1.0
+    # the mean squared errors compare the same times: a model that fails on the hard points
+    # (NaN there) gains nothing from failing
+    _, g = improvement_p(np.array([1.0, -1.0, 1.0, 10.0]), np.array([[1.0, 1.0, -1.0, np.nan]]))
+    assert g[0] == 0.0
 
 
 def test_predictive_conditioning_removes_indirect_links():

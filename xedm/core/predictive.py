@@ -89,8 +89,8 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
     to [0, 0.99]; ties ranked by position), and the relative reduction of the mean squared
-    error (NaN where no time has both errors finite).  NaN errors count as no improvement
-    (p = 1)."""
+    error over the times where both errors are finite (NaN where there is none).  NaN errors
+    count as no improvement (p = 1)."""
     e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     m, n = e1.shape

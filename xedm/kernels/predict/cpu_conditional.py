@@ -31,8 +31,9 @@ system is singular or p has no pool).
 either is not finite): Wilcoxon's signed-rank statistic S = sum sign(d) rank(|d|) (ranks
 1..n, ties in time order), V = the sum of rank^2 over d != 0, r1 the lag-1 autocorrelation of
 the signed ranks (centred; the mean of the n - 1 lagged products over the mean square; 0
-when the ranks have no variance); sq0 / c0: the sum of squares and count of the finite
-B[rb[m]], sq1 / c1: those of A[ra[m]] where both are finite.
+when the ranks have no variance); sq0 / c0 and sq1 / c1: the sums of squares and counts of
+B[rb[m]] and A[ra[m]] over the times where both are finite (the same times: a model that
+fails on the hard points gains nothing from it).
 """
 
 from __future__ import annotations
@@ -247,10 +248,9 @@ def rank_stats(A, ra, B, rb, nn):
         for t in range(n):
             e0, e1 = B[rb[m], t], A[ra[m], t]
             f0, f1 = np.isfinite(e0), np.isfinite(e1)
-            if f0:
+            if f0 and f1:
                 sq0[m] += e0 * e0
                 c0[m] += 1
-            if f0 and f1:
                 sq1[m] += e1 * e1
                 c1[m] += 1
                 d[t] = abs(e0) - abs(e1)

@@ -53,8 +53,7 @@ extern "C" __global__ void rank_stats(
         if (t < n) {
             const double e0 = b[t], e1 = a[t];
             const bool f0 = isfinite(e0), f1 = isfinite(e1);
-            if (f0) { sq0 += e0 * e0; c0 += 1.0; }
-            if (f0 && f1) { sq1 += e1 * e1; c1 += 1.0; }
+            if (f0 && f1) { sq0 += e0 * e0; c0 += 1.0; sq1 += e1 * e1; c1 += 1.0; }
             key[t] = (f0 && f1) ? fabs(fabs(e0) - fabs(e1)) : 0.0;
         } else key[t] = CUDART_INF;
         idx[t] = t;
