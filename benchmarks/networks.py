@@ -29,7 +29,7 @@ noise (20 series, L = 400, phi = 0.9: every link is false; the share of pairs li
 reported), and the coupled logistic pair (x drives y, ``beta_yx = 0.1``, ``beta_xy = 0``,
 L = 1,000).  ``scale``: one causal_network against one plain xmap (E chosen, no
 surrogates) on ``many_series(--scale, 1000)``, as a ratio (on the GPU after a full-size run
-of each, best of two).
+of each, best of three).
 """
 
 from __future__ import annotations
@@ -153,13 +153,13 @@ def scale(xedm, N: int, T: int, backend: str | None, n_sur: int,
           conditioning="predictive") -> dict:
     """One causal_network against one plain xmap on many_series(N, T).  On the GPU each is
     run once at full size first (the kernels' variants of that size compiled: a cold start,
-    not the method's cost) and timed as the best of two runs."""
+    not the method's cost) and timed as the best of three runs."""
     da = xedm.datasets.many_series(N, T, seed=0).x
     small = xedm.datasets.many_series(6, 200, seed=0).x  # compile first
     xedm.causal_network(small, seed=0, backend=backend, progress=False, surrogates=9)
     xedm.xmap(small, "series", backend=backend, progress=False)
     gpu = backend == "gpu"
-    runs = 3 if gpu else 1
+    runs = 4 if gpu else 1
 
     def best(fn):
         times = []
@@ -174,7 +174,7 @@ def scale(xedm, N: int, T: int, backend: str | None, n_sur: int,
                                            surrogates=n_sur, conditioning=conditioning))
     return {"N": N, "T": T, "backend": backend or "auto", "xmap_s": t_x,
             "causal_network_s": t_n, "ratio": t_n / t_x, "conditioning": conditioning,
-            "timing": "best of 2 after a full-size run" if gpu else "one run"}
+            "timing": "best of 3 after a full-size run" if gpu else "one run"}
 
 
 def fmt(v, digits=2):

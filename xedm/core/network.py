@@ -255,12 +255,16 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     rho_lag[..., lags <= 0] = r_neg["rho"]
     if len(pos):
         rho_lag[..., lags > 0] = cross(pos)["rho"]
-    p_lag = surrogate_p_values(r_neg["rho"], r_neg["count_ge"], r_neg["n_null"],
-                               r_neg["z_mean"], r_neg["z_sd"], p_method)
     best, at = lag_summary(rho_lag, lags)
-    pick = at[..., None]
-    rho = np.take_along_axis(rho_lag, pick, -1)[..., 0]
-    p = np.minimum(np.take_along_axis(p_lag, pick, -1)[..., 0] * len(neg), 1.0)
+    pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
+
+    def at_pick(a):
+        return np.take_along_axis(a, pick, -1)[..., 0]
+
+    rho = at_pick(rho_lag)
+    p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
+                                ("rho", "count_ge", "n_null", "z_mean", "z_sd")), p_method)
+    p = np.minimum(p_at * len(neg), 1.0)
     off = ~np.eye(N, dtype=bool)
     q = bh_qvalues(p, off)
     significant = off & (q <= alpha)
