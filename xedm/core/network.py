@@ -217,7 +217,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
        (:func:`xedm.core.ccm.choose_E`).
     2. The cross map of every pair at every lag of ``lags`` (the library's E when
        ``E_from="library"``, the target's with ``"target"``); the surrogates ``S`` (N, n, T)
-       of each target at the driver lags (Tp <= 0) only.
+       of each target at the driver lags (Tp <= 0) only (``S`` may be a future: its
+       ``result()`` is taken after the E choice and the positive lags' cross map).
     3. Per pair: ``best_Tp`` (all lags), the driver lag (best Tp <= 0) and its rho; its
        p-value (``p_method``) times the number of driver lags (Bonferroni over the scan,
        capped at 1); q: Benjamini-Hochberg over the off-diagonal pairs.
@@ -250,11 +251,13 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             return library_E_xmap(X, E=E, **kw)
         return _ccm.xmap(X, E=E, **kw)
 
-    r_neg = cross(neg, S)
     rho_lag = np.full((N, N, len(lags)), np.nan)
-    rho_lag[..., lags <= 0] = r_neg["rho"]
-    if len(pos):
+    if len(pos):  # first: the surrogates may still be drawn (S a future)
         rho_lag[..., lags > 0] = cross(pos)["rho"]
+    if hasattr(S, "result"):
+        S = S.result()
+    r_neg = cross(neg, S)
+    rho_lag[..., lags <= 0] = r_neg["rho"]
     best, at = lag_summary(rho_lag, lags)
     pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
 

@@ -227,13 +227,20 @@ def causal_network(
                                         "xmap_skill", "conditional_state"], N * T * T)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
                             knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..stats.surrogates import make_surrogates
 
-    S, _ = make_surrogates(x, sig["method"], n_sur, sig["seed"], **sig["options"])
-    out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
-                  excl=excl, S=S, p_method=p_method, alpha=alpha, min_partial=min_partial,
-                  backend=backend, method=search, conditioning=conditioning,
-                  progress=progress_bar(progress, "causal_network", N))
+    # the surrogates are drawn on the host while the E choice and the positive lags' cross
+    # maps run (on the GPU: an overlap; the same values either way)
+    with ThreadPoolExecutor(1) as pool:
+        S = pool.submit(lambda: make_surrogates(x, sig["method"], n_sur, sig["seed"],
+                                                **sig["options"])[0])
+        out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
+                      excl=excl, S=S, p_method=p_method, alpha=alpha,
+                      min_partial=min_partial, backend=backend, method=search,
+                      conditioning=conditioning,
+                      progress=progress_bar(progress, "causal_network", N))
     return _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
         min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend))
