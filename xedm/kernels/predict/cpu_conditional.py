@@ -93,147 +93,170 @@ def _point(starts, ser, t0, flat):
     return j, i, flat - starts[j], t0[i]
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
+@njit(parallel=True, cache=True)
 def conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools):
-    """Fill the pool rows of every pool job (module docstring)."""
-    M = pools.shape[1]
+    """Fill the pool rows of every pool job (module docstring): the parallel loop stays
+    small (numba compiles a small parallel loop several times faster), the work of a point
+    is :func:`_pool_point`."""
     starts = _starts(n, pser)
     for flat in prange(starts[-1]):
-        j, i, p, a = _point(starts, pser, t0, flat)
-        ni = n[i]
-        lags = np.empty(64, np.int64)
-        nd = 1
-        lags[0] = 0
-        for b in range(63):
-            if (pmask[j] >> b) & 1:
-                lags[nd] = b + 1
-                nd += 1
-        row = poff[j] + p
-        for c in range(M):
-            pools[row, c] = -1
-        lo, hi = max(0, p - excl[i]), min(ni, p + excl[i] + 1)
-        nl = min(M, ni - (hi - lo))
-        if nl < 1:
+        _pool_point(Z, t0, n, excl, pser, pmask, poff, pools, starts, flat)
+
+
+@njit(cache=True, fastmath=FASTMATH_DIST)
+def _pool_point(Z, t0, n, excl, pser, pmask, poff, pools, starts, flat):
+    """The pool of flat point ``flat`` (:func:`conditional_pools`)."""
+    M = pools.shape[1]
+    j, i, p, a = _point(starts, pser, t0, flat)
+    ni = n[i]
+    lags = np.empty(64, np.int64)
+    nd = 1
+    lags[0] = 0
+    for b in range(63):
+        if (pmask[j] >> b) & 1:
+            lags[nd] = b + 1
+            nd += 1
+    row = poff[j] + p
+    for c in range(M):
+        pools[row, c] = -1
+    lo, hi = max(0, p - excl[i]), min(ni, p + excl[i] + 1)
+    nl = min(M, ni - (hi - lo))
+    if nl < 1:
+        return
+    lib = np.empty(nl, np.int64)
+    lbd = np.empty(nl)
+    cnt = 0
+    for q in range(ni):
+        if lo <= q < hi:
             continue
-        lib = np.empty(nl, np.int64)
-        lbd = np.empty(nl)
-        cnt = 0
-        for q in range(ni):
-            if lo <= q < hi:
-                continue
-            dq = 0.0
-            for c in range(nd):
-                t = Z[i, a + q - lags[c]] - Z[i, a + p - lags[c]]
-                dq += t * t
-            cnt = _insert(lbd, lib, cnt, nl, dq, q)
-        lib.sort()
-        for c in range(nl):
-            pools[row, c] = lib[c]
+        dq = 0.0
+        for c in range(nd):
+            t = Z[i, a + q - lags[c]] - Z[i, a + p - lags[c]]
+            dq += t * t
+        cnt = _insert(lbd, lib, cnt, nl, dq, q)
+    for u in range(1, nl):  # time order (insertion: at most M entries)
+        v = lib[u]
+        w = u
+        while w > 0 and lib[w - 1] > v:
+            lib[w] = lib[w - 1]
+            w -= 1
+        lib[w] = v
+    for c in range(nl):
+        pools[row, c] = lib[c]
 
 
-@njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
+@njit(parallel=True, cache=True)
 def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
                        weight, theta, out):
-    """Fill the error rows of every model group (module docstring).  Per point, the base
-    coordinates of its pool relative to its own are gathered once for all the group's
-    candidates."""
-    W = pools.shape[1]
+    """Fill the error rows of every model group (module docstring); the work of a point is
+    :func:`_errors_point` (a small parallel loop)."""
     starts = _starts(n, gser)
     for flat in prange(starts[-1]):
-        g, i, p, a = _point(starts, gser, t0, flat)
-        b0 = gbase[g, 0]
-        d0 = gbase[g, 1] - b0
-        c0 = gcand[g, 0]
-        m = gcand[g, 1] - c0
-        mm = max(m, 1)
-        use_c = m > 0
-        for ci in range(mm):
-            out[gout[g] + ci, p] = np.nan
-        prow = gpool[g] + p
-        nl = 0
-        while nl < W and pools[prow, nl] >= 0:
-            nl += 1
-        if nl < 1:
-            continue
-        Brel = np.empty((nl, d0))
-        base = np.empty(nl)
-        yq = np.empty(nl)
-        Crel = np.zeros((mm, nl))
+        _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
+                      weight, theta, out, starts, flat)
+
+
+@njit(cache=True, fastmath=FASTMATH_DIST)
+def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
+                  weight, theta, out, starts, flat):
+    """The errors of every candidate of a group at flat point ``flat``
+    (:func:`conditional_errors`): the base coordinates of the point's pool relative to its
+    own are gathered once for all the group's candidates."""
+    W = pools.shape[1]
+    g, i, p, a = _point(starts, gser, t0, flat)
+    b0 = gbase[g, 0]
+    d0 = gbase[g, 1] - b0
+    c0 = gcand[g, 0]
+    m = gcand[g, 1] - c0
+    mm = max(m, 1)
+    use_c = m > 0
+    for ci in range(mm):
+        out[gout[g] + ci, p] = np.nan
+    prow = gpool[g] + p
+    nl = 0
+    while nl < W and pools[prow, nl] >= 0:
+        nl += 1
+    if nl < 1:
+        return
+    Brel = np.empty((nl, d0))
+    base = np.empty(nl)
+    yq = np.empty(nl)
+    Crel = np.zeros((mm, nl))
+    for s in range(nl):
+        q = pools[prow, s]
+        acc = 0.0
+        for c in range(d0):
+            code = bcodes[b0 + c]
+            t = _value(Z, code, i, a + q, weight) - _value(Z, code, i, a + p, weight)
+            Brel[s, c] = t
+            acc += t * t
+        base[s] = acc
+        yq[s] = Z[i, a + q + 1]
+    for ci in range(m):
+        code = ccodes[c0 + ci]
+        cp = _value(Z, code, i, a + p, weight)
         for s in range(nl):
-            q = pools[prow, s]
-            acc = 0.0
+            Crel[ci, s] = _value(Z, code, i, a + pools[prow, s], weight) - cp
+    kk = min(gk[g], nl)
+    nc = d0 + 1 + (1 if use_c else 0)
+    nb = np.empty(kk, np.int64)
+    ds = np.empty(kk)
+    w = np.empty(kk)
+    A = np.empty((nc, nc))
+    R = np.zeros((nc, nc))
+    sc = np.empty(nc)
+    bv = np.empty(nc)
+    row = np.empty(nc)
+    z = np.empty(nc)
+    yp = Z[i, a + p + 1]
+    for ci in range(mm):
+        cnt = 0
+        for s in range(nl):  # the kk nearest, by insertion (time order among ties)
+            dq = base[s]
+            if use_c:
+                t = Crel[ci, s]
+                dq += t * t
+            cnt = _insert(ds, nb, cnt, kk, dq, s)
+        md = 0.0
+        for s in range(kk):
+            ds[s] = np.sqrt(ds[s])
+            md += ds[s]
+        md = md / kk
+        for s in range(kk):
+            w[s] = np.exp(-theta * ds[s] / md) if md > 0 else 1.0
+        # weighted least squares of y on 1 and the coordinates relative to p's: the
+        # intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or
+        # below PIVOT_MIN: S-map's solver)
+        for u in range(nc):
+            bv[u] = 0.0
+            for v in range(nc):
+                A[u, v] = 0.0
+        for s in range(kk):
+            r = nb[s]
+            row[0] = 1.0
             for c in range(d0):
-                code = bcodes[b0 + c]
-                t = _value(Z, code, i, a + q, weight) - _value(Z, code, i, a + p, weight)
-                Brel[s, c] = t
-                acc += t * t
-            base[s] = acc
-            yq[s] = Z[i, a + q + 1]
-        for ci in range(m):
-            code = ccodes[c0 + ci]
-            cp = _value(Z, code, i, a + p, weight)
-            for s in range(nl):
-                Crel[ci, s] = _value(Z, code, i, a + pools[prow, s], weight) - cp
-        kk = min(gk[g], nl)
-        nc = d0 + 1 + (1 if use_c else 0)
-        nb = np.empty(kk, np.int64)
-        ds = np.empty(kk)
-        w = np.empty(kk)
-        A = np.empty((nc, nc))
-        R = np.zeros((nc, nc))
-        sc = np.empty(nc)
-        bv = np.empty(nc)
-        row = np.empty(nc)
-        z = np.empty(nc)
-        yp = Z[i, a + p + 1]
-        for ci in range(mm):
-            cnt = 0
-            for s in range(nl):  # the kk nearest, by insertion (time order among ties)
-                dq = base[s]
-                if use_c:
-                    t = Crel[ci, s]
-                    dq += t * t
-                cnt = _insert(ds, nb, cnt, kk, dq, s)
-            md = 0.0
-            for s in range(kk):
-                ds[s] = np.sqrt(ds[s])
-                md += ds[s]
-            md = md / kk
-            for s in range(kk):
-                w[s] = np.exp(-theta * ds[s] / md) if md > 0 else 1.0
-            # weighted least squares of y on 1 and the coordinates relative to p's: the
-            # intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or
-            # below PIVOT_MIN: S-map's solver)
+                row[c + 1] = Brel[r, c]
+            if use_c:
+                row[d0 + 1] = Crel[ci, r]
+            ws = w[s]
+            yv = yq[r]
             for u in range(nc):
-                bv[u] = 0.0
-                for v in range(nc):
-                    A[u, v] = 0.0
-            for s in range(kk):
-                r = nb[s]
-                row[0] = 1.0
-                for c in range(d0):
-                    row[c + 1] = Brel[r, c]
-                if use_c:
-                    row[d0 + 1] = Crel[ci, r]
-                ws = w[s]
-                yv = yq[r]
-                for u in range(nc):
-                    ru = ws * row[u]
-                    bv[u] += ru * yv
-                    for v in range(u, nc):
-                        A[u, v] += ru * row[v]
-            if not unit_cholesky(A, R, sc, nc):
-                continue
-            for u in range(nc):
-                bv[u] = bv[u] / sc[u]
-            _solve(R, bv, z, nc)
-            out[gout[g] + ci, p] = z[0] / sc[0] - yp
+                ru = ws * row[u]
+                bv[u] += ru * yv
+                for v in range(u, nc):
+                    A[u, v] += ru * row[v]
+        if not unit_cholesky(A, R, sc, nc):
+            continue
+        for u in range(nc):
+            bv[u] = bv[u] / sc[u]
+        _solve(R, bv, z, nc)
+        out[gout[g] + ci, p] = z[0] / sc[0] - yp
 
 
 @njit(parallel=True, cache=True)
 def rank_stats(A, ra, B, rb, nn):
     """Signed-rank statistics of |B[rb[m]]| - |A[ra[m]]| and the squares of both, for every m
-    (module docstring)."""
+    (module docstring); the work of a row is :func:`_rank_row` (a small parallel loop)."""
     m_all = len(ra)
     S = np.zeros(m_all)
     V = np.zeros(m_all)
@@ -243,39 +266,70 @@ def rank_stats(A, ra, B, rb, nn):
     sq1 = np.zeros(m_all)
     c1 = np.zeros(m_all, np.int64)
     for m in prange(m_all):
-        n = nn[m]
-        d = np.empty(n)
-        for t in range(n):
-            e0, e1 = B[rb[m], t], A[ra[m], t]
-            f0, f1 = np.isfinite(e0), np.isfinite(e1)
-            if f0 and f1:
-                sq0[m] += e0 * e0
-                c0[m] += 1
-                sq1[m] += e1 * e1
-                c1[m] += 1
-                d[t] = abs(e0) - abs(e1)
-            else:
-                d[t] = 0.0
-        order = np.argsort(np.abs(d), kind="mergesort")
-        sr = np.empty(n)
-        for r in range(n):
-            t = order[r]
-            sr[t] = (r + 1.0) * (1.0 if d[t] > 0 else (-1.0 if d[t] < 0 else 0.0))
-            if d[t] != 0:
-                V[m] += (r + 1.0) ** 2
-        tot = 0.0
-        for t in range(n):
-            tot += sr[t]
-        S[m] = tot
-        mean = tot / n if n > 0 else 0.0
-        v2 = 0.0
-        cov = 0.0
-        for t in range(n):
-            v2 += (sr[t] - mean) ** 2
-        for t in range(1, n):
-            cov += (sr[t] - mean) * (sr[t - 1] - mean)
-        r1[m] = (cov / max(n - 1, 1)) / (v2 / n) if v2 > 0 else 0.0
+        _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, c0, sq1, c1)
     return S, V, r1, sq0, c0, sq1, c1
+
+
+@njit(cache=True)
+def _stable_order(key):
+    """The indices that sort ``key`` ascending, ties in index order (a bottom-up merge sort:
+    numba's own stable argsort takes seconds longer to compile)."""
+    n = len(key)
+    a = np.arange(n)
+    b = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j = lo, mid
+            for o in range(lo, hi):
+                if i < mid and (j >= hi or key[a[i]] <= key[a[j]]):
+                    b[o] = a[i]
+                    i += 1
+                else:
+                    b[o] = a[j]
+                    j += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
+@njit(cache=True)
+def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, c0, sq1, c1):
+    """Row m of :func:`rank_stats`."""
+    n = nn[m]
+    d = np.empty(n)
+    for t in range(n):
+        e0, e1 = B[rb[m], t], A[ra[m], t]
+        f0, f1 = np.isfinite(e0), np.isfinite(e1)
+        if f0 and f1:
+            sq0[m] += e0 * e0
+            c0[m] += 1
+            sq1[m] += e1 * e1
+            c1[m] += 1
+            d[t] = abs(e0) - abs(e1)
+        else:
+            d[t] = 0.0
+    order = _stable_order(np.abs(d))
+    sr = np.empty(n)
+    for r in range(n):
+        t = order[r]
+        sr[t] = (r + 1.0) * (1.0 if d[t] > 0 else (-1.0 if d[t] < 0 else 0.0))
+        if d[t] != 0:
+            V[m] += (r + 1.0) ** 2
+    tot = 0.0
+    for t in range(n):
+        tot += sr[t]
+    S[m] = tot
+    mean = tot / n if n > 0 else 0.0
+    v2 = 0.0
+    cov = 0.0
+    for t in range(n):
+        v2 += (sr[t] - mean) ** 2
+    for t in range(1, n):
+        cov += (sr[t] - mean) * (sr[t - 1] - mean)
+    r1[m] = (cov / max(n - 1, 1)) / (v2 / n) if v2 > 0 else 0.0
 
 
 def state(Z, t0, n, excl, M):
