@@ -67,7 +67,7 @@ def decorrelation_time(x) -> int:
     return max(len(x) // 10, 1)
 
 
-def _p_gain(S, V, r1, sq0, c0, sq1, c1):
+def _p_gain(S, V, r1, sq0, sq1, c):
     """(p, gain) of :func:`improvement_p` from the kernel's sums (``rank_stats``)."""
     from scipy.special import ndtr
 
@@ -75,13 +75,13 @@ def _p_gain(S, V, r1, sq0, c0, sq1, c1):
     var = V * (1 + r1) / (1 - r1)
     z = S / np.sqrt(np.where(var > 0, var, 1.0))
     p = np.where(var > 0, ndtr(-z), 1.0)
-    mse0 = sq0 / np.maximum(c0, 1)
-    mse1 = sq1 / np.maximum(c1, 1)
+    mse0 = sq0 / np.maximum(c, 1)
+    mse1 = sq1 / np.maximum(c, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = np.where(mse0 > 0, 1.0 - mse1 / np.where(mse0 > 0, mse0, 1.0), 0.0)
     # no time where both models predict (a candidate singular everywhere, e.g. a constant
     # series): nothing measured, not a reduction of the error to 0
-    return p, np.where(c1 > 0, gain, np.nan)
+    return p, np.where(c > 0, gain, np.nan)
 
 
 def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:

@@ -4,7 +4,7 @@ series and models: the kernels behind :class:`xedm.kernels.predict.conditional.S
     conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools)        (fills pools)
     conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, gk, gcand, ccodes, gout,
                        weight, theta, out)                              (fills out)
-    rank_stats(A, ra, B, rb, nn) -> (S, V, r1, sq0, c0, sq1, c1) each (m,)
+    rank_stats(A, ra, B, rb, nn) -> (S, V, r1, sq0, sq1, c) each (m,)
 
 Series i's prediction points p = 0..n[i]-1 are the times t = t0[i] + p, the target
 Z[i, t + 1].  A coordinate is a **code**: c >= 0 is driver c, ``weight * Z[c, t]``; c < 0 is
@@ -31,9 +31,9 @@ system is singular or p has no pool).
 either is not finite): Wilcoxon's signed-rank statistic S = sum sign(d) rank(|d|) (ranks
 1..n, ties in time order), V = the sum of rank^2 over d != 0, r1 the lag-1 autocorrelation of
 the signed ranks (centred; the mean of the n - 1 lagged products over the mean square; 0
-when the ranks have no variance); sq0 / c0 and sq1 / c1: the sums of squares and counts of
-B[rb[m]] and A[ra[m]] over the times where both are finite (the same times: a model that
-fails on the hard points gains nothing from it).
+when the ranks have no variance); sq0 and sq1: the sums of squares of B[rb[m]] and A[ra[m]]
+over the c times where both are finite (the same times: a model that fails on the hard
+points gains nothing from it).
 """
 
 from __future__ import annotations
@@ -262,12 +262,11 @@ def rank_stats(A, ra, B, rb, nn):
     V = np.zeros(m_all)
     r1 = np.zeros(m_all)
     sq0 = np.zeros(m_all)
-    c0 = np.zeros(m_all, np.int64)
     sq1 = np.zeros(m_all)
-    c1 = np.zeros(m_all, np.int64)
+    c = np.zeros(m_all, np.int64)
     for m in prange(m_all):
-        _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, c0, sq1, c1)
-    return S, V, r1, sq0, c0, sq1, c1
+        _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, sq1, c)
+    return S, V, r1, sq0, sq1, c
 
 
 @njit(cache=True)
@@ -296,7 +295,7 @@ def _stable_order(key):
 
 
 @njit(cache=True)
-def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, c0, sq1, c1):
+def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, sq1, c):
     """Row m of :func:`rank_stats`."""
     n = nn[m]
     d = np.empty(n)
@@ -305,9 +304,8 @@ def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, c0, sq1, c1):
         f0, f1 = np.isfinite(e0), np.isfinite(e1)
         if f0 and f1:
             sq0[m] += e0 * e0
-            c0[m] += 1
             sq1[m] += e1 * e1
-            c1[m] += 1
+            c[m] += 1
             d[t] = abs(e0) - abs(e1)
         else:
             d[t] = 0.0

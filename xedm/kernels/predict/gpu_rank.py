@@ -48,12 +48,12 @@ extern "C" __global__ void rank_stats(
     const long long n = nn[m];
     const double* a = A + ra[m] * lda;
     const double* b = B + rb[m] * ldb;
-    double sq0 = 0.0, c0 = 0.0, sq1 = 0.0, c1 = 0.0;
+    double sq0 = 0.0, sq1 = 0.0, c = 0.0;
     for (int t = threadIdx.x; t < NS; t += blockDim.x) {
         if (t < n) {
             const double e0 = b[t], e1 = a[t];
             const bool f0 = isfinite(e0), f1 = isfinite(e1);
-            if (f0 && f1) { sq0 += e0 * e0; c0 += 1.0; sq1 += e1 * e1; c1 += 1.0; }
+            if (f0 && f1) { sq0 += e0 * e0; sq1 += e1 * e1; c += 1.0; }
             key[t] = (f0 && f1) ? fabs(fabs(e0) - fabs(e1)) : 0.0;
         } else key[t] = CUDART_INF;
         idx[t] = t;
@@ -98,18 +98,16 @@ extern "C" __global__ void rank_stats(
     v2 = block_sum(v2, scratch);
     cov = block_sum(cov, scratch);
     sq0 = block_sum(sq0, scratch);
-    c0 = block_sum(c0, scratch);
     sq1 = block_sum(sq1, scratch);
-    c1 = block_sum(c1, scratch);
+    c = block_sum(c, scratch);
     if (threadIdx.x == 0) {
-        const long long M7 = gridDim.x;
+        const long long G = gridDim.x;
         out[m] = S;
-        out[M7 + m] = V;
-        out[2 * M7 + m] = v2 > 0 ? (cov / (double)max(n - 1, 1LL)) / (v2 / n) : 0.0;
-        out[3 * M7 + m] = sq0;
-        out[4 * M7 + m] = c0;
-        out[5 * M7 + m] = sq1;
-        out[6 * M7 + m] = c1;
+        out[G + m] = V;
+        out[2 * G + m] = v2 > 0 ? (cov / (double)max(n - 1, 1LL)) / (v2 / n) : 0.0;
+        out[3 * G + m] = sq0;
+        out[4 * G + m] = sq1;
+        out[5 * G + m] = c;
     }
 }
 """
@@ -128,14 +126,14 @@ def rank_module():
 
 def rank_stats(A, ra, B, rb, nn):
     """Signed-rank statistics and squares of every row pair (``cpu_conditional``): a tuple
-    of seven (m,) arrays on the device."""
+    of six (m,) arrays on the device."""
     import cupy as cp
 
     m = len(ra)
-    out = cp.zeros((7, m))
+    out = cp.zeros((6, m))
     if m == 0:
         return tuple(out)
-    top = int(cp.max(nn).get()) if m else 0
+    top = int(cp.max(nn).get())
     if top > RANK_MAX:
         raise ValueError(f"the predictive conditioning's GPU rank test takes series of at "
                          f"most {RANK_MAX} points ({top} here): use backend='cpu'")
@@ -149,5 +147,5 @@ def rank_stats(A, ra, B, rb, nn):
     threads = min(512, max(NS // 2, 64))
     k((m,), (threads,), (A, np.int64(A.shape[1]), ra, B, np.int64(B.shape[1]), rb, nn,
                          np.int32(NS), out), shared_mem=smem)
-    S, V, r1, sq0, c0, sq1, c1 = out
-    return S, V, r1, sq0, c0.astype(np.int64), sq1, c1.astype(np.int64)
+    S, V, r1, sq0, sq1, c = out
+    return S, V, r1, sq0, sq1, c.astype(np.int64)
