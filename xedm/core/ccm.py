@@ -39,6 +39,7 @@ from .embed import (
     lag_step,
     observed_at,
     padded_series,
+    take_times,
     window_finite,
     windows_finite,
 )
@@ -146,7 +147,7 @@ def ccm(
                 Y = np.concatenate([Y, np.where(np.isfinite(Sj), Sj, 0.0)])
             step = max(1, CCM_SUMS // len(members))
             for ti, tp in enumerate(Tps):
-                obs_ok = _target_ok(fin[js], T, int(tp))[:, pred_t]
+                obs_ok = take_times(_target_ok(fin[js], T, int(tp)), pred_t)
                 if n_sur:
                     obs_ok = np.concatenate([obs_ok, np.repeat(obs_ok, n_sur, axis=0)])
                 r = np.concatenate([
@@ -185,7 +186,7 @@ def _point_sets(X, fin, sl, E_list, tau, lib_mask, pred_t=None) -> Prepared:
     lo, hi = candidate_range(lib_ok)
     xexp = unit_exponents(X[sl])
     return Prepared(padded_series(X[sl][:, None, :], pad, xexp), pad, lib_ok, pred_t,
-                    np.ascontiguousarray(win[:, :, pred_t]), np.asarray(E_list, np.int64), lo,
+                    take_times(win, pred_t), np.asarray(E_list, np.int64), lo,
                     hi, tau, xexp)
 
 

@@ -150,6 +150,21 @@ def padded_series(X: np.ndarray, pad: int, exponents: np.ndarray | None = None) 
     return out
 
 
+def take_times(a: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``a[..., t]`` as a C-ordered array; a slice (a plain copy) when ``t`` is a run of
+    consecutive positions, as prediction times usually are: numpy's fancy indexing along
+    the last axis is far slower (1.1 s against 0.05 s for (10, 1000, 10,000) booleans).
+
+    >>> take_times(np.arange(10).reshape(2, 5), np.array([1, 2, 3])).tolist()
+    [[1, 2, 3], [6, 7, 8]]
+    """
+    t = np.asarray(t)
+    if t.ndim == 1 and len(t) and t[-1] - t[0] == len(t) - 1 and (
+            len(t) < 3 or bool((np.diff(t) == 1).all())):
+        return np.ascontiguousarray(a[..., int(t[0]):int(t[-1]) + 1])
+    return np.ascontiguousarray(a[..., t])
+
+
 def prepare(
     X: np.ndarray,
     y: np.ndarray,
@@ -169,9 +184,9 @@ def prepare(
     wins = windows_finite(fin_x, kernel_E, tau)
     lib_ok = np.stack([library_points(fin_x, fin_y, lib, int(e), tau, Tp, False, win)
                        for e, win in zip(kernel_E, wins, strict=True)])
-    # C order whatever the indexing returned (win[:, pred_t] is F-ordered for B > 1): the
-    # kernels then see one layout, so numba compiles each of them once, not once per layout
-    pred_ok = np.ascontiguousarray(np.stack([win[:, pred_t] for win in wins]))
+    # C order (take_times): the kernels then see one layout, so numba compiles each of them
+    # once, not once per layout
+    pred_ok = take_times(wins, pred_t)
     q_lo, q_hi = candidate_range(lib_ok)
     xexp = unit_exponents(X)
     return Prepared(padded_series(X, pad, xexp), pad, lib_ok, pred_t, pred_ok, kernel_E, q_lo,
@@ -187,6 +202,8 @@ def observed_at(y: np.ndarray, out_t: np.ndarray) -> np.ndarray:
     """y (B, T) at target positions ``out_t``; NaN where the target lies outside the data."""
     T = y.shape[-1]
     inside = (out_t >= 0) & (out_t < T)
+    if inside.all():
+        return take_times(y, out_t).astype(np.float64, copy=False)
     obs = np.full(y.shape[:-1] + out_t.shape, np.nan)
     obs[..., inside] = y[..., out_t[inside]]
     return obs

@@ -26,7 +26,7 @@ import numpy as np
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
-from .embed import windows_finite
+from .embed import take_times, windows_finite
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
 
@@ -102,7 +102,7 @@ class Tables:
             self.idx[libs, :, :k] = np.where(ok, idx, 0)
             self.w[libs, :, :k] = w
         self.t = pred_t
-        self.ok = windows_finite(fin, [E_top], tau)[0][:, pred_t].all(axis=0)
+        self.ok = take_times(windows_finite(fin, [E_top], tau)[0], pred_t).all(axis=0)
 
     def estimates(self, X, libs, targets, lags, cols=None) -> np.ndarray:
         """Cross-map estimates (len(libs), len(targets), len(lags), len(cols)) of
