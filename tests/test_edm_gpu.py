@@ -412,6 +412,38 @@ def test_public_xmap_gpu():
     np.testing.assert_allclose(got, ref, rtol=1e-9)
 
 
+@pytest.mark.parametrize("kw", [
+    dict(E=2), dict(E=None, E_max=5), dict(E=3, Tp=[-1, 0, 2], exclusion_radius=2),
+    dict(E=None, E_max=4, surrogates=5, seed=1, surrogate_method="shuffle"),
+])
+def test_public_xmap_nan_free_resident_gpu(kw, monkeypatch):
+    """NaN-free series take the resident path (one copy of X on the device, its point sets
+    broadcast from one row, columns made there): the same as the CPU's, and naive's rho."""
+    import cupy as cp
+
+    from xedm.core import resident
+    from xedm.kernels.device import upload
+
+    calls = []
+    real = resident.Resident.point_sets
+
+    def spy(self, *a, **k):
+        calls.append(1)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(resident.Resident, "point_sets", spy)
+    da = _data(6, n=5, T=280, nan=False)
+    a = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+    assert calls
+    b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
+    _same(a.copy(), b)
+    if kw.get("E") == 2:
+        ref = naive.xmap(da.values, np.full(5, 2))
+        np.testing.assert_allclose(a.rho.values, ref, rtol=1e-9)
+    view = np.broadcast_to(np.array([[True, False, True]]), (4, 3))
+    np.testing.assert_array_equal(upload(view, cp.uint8).get(), view.astype(np.uint8))
+
+
 def test_auto_picks_gpu_for_large_work_and_records_it():
     from xedm.kernels import GPU_MIN_WORK
 

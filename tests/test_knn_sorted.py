@@ -1,12 +1,13 @@
 """The GPU's sorted kNN kernel (xedm/kernels/knn/gpu.py, ``knn_sorted``) written out in NumPy
 and checked against the CPU kernels on any machine.
 
-The twin follows the kernel step by step: the lag-sum keys, the sorted library and rows, 32
-rows to a warp, the warp's span, the walk outwards one candidate at a time on alternating
-sides, each side stopping when no row's reach (``sqrt(m * k-th) + 2 delta``, with the same
-margins) covers the next key, and the exact float64 distances inserted in the order
-(distance, |dt|, t).  Its tables must equal ``knn.cpu.knn_sweep``'s bit for bit; with the
-bound's ``sqrt(m)`` left out (a reach too short) they must not, so the test can fail.  The
+The twin follows the kernel step by step: the keys (``knn.gpu.sorted_keys``, on NumPy
+arrays), the sorted library and rows, 32 rows to a warp, the warp's span, the walk outwards
+one candidate at a time on alternating sides, each side stopping when no row's reach
+(``sqrt(m_lags * k-th) + 2 delta``, with the same margins) covers the next key, and the
+exact float64 distances inserted in the order (distance, |dt|, t).  Its tables must equal
+``knn.cpu.knn_sweep``'s bit for bit; with half the reach they must not, so the test can
+fail.  The
 GPU tests (tests/test_edm_gpu.py) run the CUDA kernel itself on the same kinds of cases.
 """
 
@@ -19,6 +20,7 @@ import pytest
 from test_ties import MODES, kernel_args, lib_pred, min_run, problem, runs_series
 
 from xedm.kernels import get_kernel
+from xedm.kernels.knn.gpu import sorted_keys
 
 
 def _before(d, q, dd, qq, p):
@@ -39,15 +41,15 @@ def _insert(lst, k, d, q, p):
     del lst[k:]
 
 
-def _reach(m, rm0, delta, root_m=True):
+def _reach(m_lags, rm0, delta, scale=1.0):
     if rm0 < 0.0:
         return -1.0
     f = 1.0 + 1e-12
-    return math.sqrt((m if root_m else 1.0) * rm0 * f) * f + 2.0 * delta
+    return scale * (math.sqrt(m_lags * rm0 * f) * f + 2.0 * delta)
 
 
 def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, split=False,
-                root_m=True):
+                reach_scale=1.0):
     """idx (nE, B, P, kmax), dist (nE, B, P, kmax) as the sorted kernel computes them, and
     the number of (row, candidate) pairs visited."""
     B, C, W = Xpad.shape
@@ -57,10 +59,7 @@ def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, s
     idx = np.full((nE, B, P, kmax), -1, np.int64)
     dist = np.full((nE, B, P, kmax), np.inf)
     m = min(int(E_list[0]), 64)
-    keyt = Xpad[:, 0, pad:].copy()
-    for e in range(1, m):
-        keyt += Xpad[:, 0, pad - e * tau:W - e * tau]
-    delta = m * m * float(np.abs(Xpad[:, 0]).max(initial=0.0)) * 2.0**-52
+    keyt, m_lags, delta = sorted_keys(Xpad, pad, m, tau)  # the kernel's keys, from NumPy
     anyok = lib_ok.any(axis=0)
     visited = 0
     for b in range(B):
@@ -95,7 +94,7 @@ def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, s
                             if at >= 0:
                                 break
                             rm0 = thr_p.max(axis=0)
-                            reach = np.array([_reach(m, v, delta, root_m) for v in rm0])
+                            reach = np.array([_reach(m_lags, v, delta, reach_scale) for v in rm0])
                             if turn_r and go_r:
                                 go_r = right < nc and bool(
                                     (np.abs(kp - ckey[min(right, nc - 1)]) <= reach).any())
@@ -192,8 +191,8 @@ def test_sorted_twin_equals_cpu(smooth, split):
 
 
 def test_a_short_reach_misses_neighbours():
-    # the bound without its sqrt(m): rows stop before their true neighbours on smooth states
-    # summed over several lags, so the twin's tables must differ from the CPU's
+    # the bound at half its length: rows stop before their true neighbours on smooth states,
+    # so the twin's tables must differ from the CPU's
     t = np.arange(300)
     X = np.round(np.sin(0.05 * t) + 0.2 * np.sin(0.013 * t), 4)[None]
     E_list, k_list, tau = [6], np.array([7]), 1
@@ -205,6 +204,6 @@ def test_a_short_reach_misses_neighbours():
                                            q_hi)
     good, _, _ = sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, 0)
     short, _, _ = sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, 0,
-                              root_m=False)
+                              reach_scale=0.5)
     np.testing.assert_array_equal(good, ci)
     assert (short != ci).any()

@@ -43,6 +43,7 @@ from .embed import (
     window_finite,
     windows_finite,
 )
+from .resident import Resident
 from .simplex import finite_or_zero, sweep_predict
 from .skill import skill, unit_exponents
 
@@ -249,7 +250,7 @@ def _lost(lib_ok, tgt_sets, T):
 
 
 def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
-                  method="exact"):
+                  method="exact", res=None):
     """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
 
     Library points: complete finite window where ``lib_mask`` holds (t + Tp inside the data
@@ -257,16 +258,19 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     enough (k plus the most points any target set loses) that each target takes its first k
     valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
     pred_ok (nE, nb, P); on the GPU with exact neighbours idx/dist stay on the device.
+    ``res``: the series on the device when they are NaN-free (:class:`Resident`).
     """
     T = X.shape[1]
-    prep = _point_sets(X, fin, libs, E_set, tau, lib_mask)
+    prep = (_point_sets(X, fin, libs, E_set, tau, lib_mask) if res is None
+            else res.point_sets(libs, E_set, tau, lib_mask))
     lost = _lost(prep.lib_ok, tgt_sets, T)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
     idx, dist = native_tables(prep, k_list, excl, backend=backend, method=method)
     return idx, dist, prep.pred_t, prep.pred_ok
 
 
-def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, reserve=0):
+def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, reserve=0,
+                   res=None):
     """The GPU's choice of E (as :func:`choose_E`) from neighbour tables that it keeps for
     the cross map, or None when they would take more than ``XMAP_KEEP_FRACTION`` of the
     device's free memory less ``reserve`` bytes (the targets' columns, held there too).
@@ -305,10 +309,15 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
     for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
-        prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
+        if res is None:
+            prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
+            own, y, obs = self_ok[sl], finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1)
+        else:  # NaN-free: every series' masks are the first's
+            prep = res.point_sets(sl, E_tab, tau, lib_mask | self_ok[0], pred_t)
+            own = np.broadcast_to(self_ok[0], (prep.Xpad.shape[0], T))
+            y, obs = res.series(sl), res.observed(sl, pred_t + 1)
         r, tabs = choose(prep.Xpad, prep.pad, prep.lib_ok, pred_t, prep.pred_ok, E_tab, depth,
-                         k_all, prep.tau, excl, prep.q_lo, prep.q_hi, self_ok[sl],
-                         finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1))
+                         k_all, prep.tau, excl, prep.q_lo, prep.q_hi, own, y, obs)
         kept.put(sl, E_tab, tabs, prep.pred_ok, r)
     E_used = _best_E(E_tab, kept.rho())
     kept.keep(E_used)  # only the E in use stay
@@ -316,7 +325,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     return E_used, kept.tables, pred_t, kept.pred_ok, pos
 
 
-def _target_columns(Y, S, E_used, E_set, backend):
+def _target_columns(Y, S, E_used, E_set, backend, res=None):
     """The targets of :func:`xmap` as the lookups' columns: (groups, starts, number of
     columns, col_group, Yt, order, obs_at).
 
@@ -328,14 +337,22 @@ def _target_columns(Y, S, E_used, E_set, backend):
     The outputs are filled in the columns' group order (slices, no fancy indexing: at N =
     10,000 a scatter of rho took longer than the GPU's lookups) and put back in the targets'
     order (``order``) once at the end; ``obs_at``: each group's first target in that order.
+    ``res``: the targets (NaN-free, no surrogates) already on the device
+    (:class:`Resident`), whose columns are made there.
     """
     M, T = Y.shape
-    fac = np.ldexp(1.0, -unit_exponents(Y))
     n_sur = 0 if S is None else S.shape[1]
     if n_sur:
         eS = unit_exponents(S.reshape(M * n_sur, T)).reshape(M, n_sur)
     groups = [np.flatnonzero(E_used == e) for e in E_set]
     starts = np.concatenate([[0], np.cumsum([len(js) * (1 + n_sur) for js in groups])])
+    col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
+    order = np.concatenate(groups)
+    obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
+    if res is not None and not n_sur:
+        return (groups, starts, int(starts[-1]), col_group, res.columns(groups, starts), order,
+                obs_at)
+    fac = np.ldexp(1.0, -unit_exponents(Y))
     cols = np.empty((int(starts[-1]), T))
     for g, js in enumerate(groups):
         c0 = int(starts[g])
@@ -345,10 +362,7 @@ def _target_columns(Y, S, E_used, E_set, backend):
             Sg = S if len(js) == M else S[js]  # one E for all: no copy
             np.multiply(Sg.reshape(-1, T), np.ldexp(1.0, -eS[js]).reshape(-1, 1),
                         out=cols[c0 + len(js):int(starts[g + 1])])
-    col_group = np.repeat(np.arange(len(groups)), np.diff(starts)).astype(np.int32)
     Yt = get_kernel("to_device", backend)(cols.T)
-    order = np.concatenate(groups)
-    obs_at = np.concatenate([[0], np.cumsum([len(js) for js in groups])])
     return groups, starts, len(cols), col_group, Yt, order, obs_at
 
 
@@ -419,6 +433,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         lib_mask = np.zeros(T, bool)
         for tp in Tps:
             lib_mask |= (t + tp >= 0) & (t + tp < T)
+    # NaN-free series on the GPU: copied there once, their point sets and columns made there
+    res = Resident(X, backend) if exact_on_gpu(backend, method) and fin.all() else None
     lookup = get_kernel("xmap_skill_groups", backend)
     lookup_all = get_kernel("xmap_skill_groups_device", backend)
     summary = get_kernel("xmap_null_summary", backend)
@@ -427,7 +443,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         E_tab = np.arange(1, int(E_max) + 1)
         if exact_on_gpu(backend, method):
             kept = _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress,
-                                  reserve=8 * T * M * (1 + n_sur))
+                                  reserve=8 * T * M * (1 + n_sur), res=res)
         if kept is None:
             E_used = choose_E(X, E_tab=E_tab, tau=tau, knn=knn, excl=excl, backend=backend,
                               progress=progress)
@@ -441,7 +457,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         groups, starts, cols_n, col_group, Yt, order, obs_at = hit[4]
     else:
         groups, starts, cols_n, col_group, Yt, order, obs_at = _target_columns(
-            Y, S, E_used, E_set, backend)
+            Y, S, E_used, E_set, backend, res if Y_given is None else None)
         if key is not None:
             cache["targets"] = (Y_given, S, key, (tgt_sets, lib_mask),
                                 (groups, starts, cols_n, col_group, Yt, order, obs_at))
@@ -479,7 +495,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
             oks = [pred_ok[pos[int(e)], libs] for e in E_set]
         else:
             idx, dist, pred_t, pred_ok_b = _cross_tables(X, fin, libs, E_set, tau, lib_mask,
-                                                         knn, excl, tgt_sets, backend, method)
+                                                         knn, excl, tgt_sets, backend, method,
+                                                         res)
             tables = [(idx[g], dist[g]) for g in range(len(E_set))]
             oks = [pred_ok_b[g] for g in range(len(E_set))]
         for ti, tp in enumerate(Tps):

@@ -31,3 +31,18 @@ def device_name(i: int = 0) -> str | None:
 
     name = cupy.cuda.runtime.getDeviceProperties(i)["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def upload(a, dtype=None):
+    """``a`` as a C-contiguous CuPy array (of ``dtype`` when given).  A NumPy view broadcast
+    along some axes (stride 0: one row repeated, as the point sets of NaN-free series in
+    :mod:`xedm.core.resident`) travels as that one row and is repeated on the device: no
+    host copy of the whole, no transfer of it."""
+    import cupy
+    import numpy as np
+
+    if isinstance(a, np.ndarray) and a.size and 0 in a.strides:
+        one = tuple(slice(0, 1) if s == 0 else slice(None) for s in a.strides)
+        a = cupy.broadcast_to(cupy.asarray(np.ascontiguousarray(a[one])), a.shape)
+    a = cupy.ascontiguousarray(cupy.asarray(a))
+    return a if dtype is None else a.astype(dtype, copy=False)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import upload
 from ..knn.gpu import _module, knn_device
 from ..predict.constants import D_MIN
 from .gpu_ytile import _PEARSON, ytile, ytile_fits
@@ -307,8 +308,7 @@ def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
     if nL == 0 or nT == 0 or P == 0 or nG == 0 or min(ks) < 1:
         return cp.full((nL, nT), cp.nan, cp.float64)
     pt = cp.ascontiguousarray(cp.asarray(pred_t, dtype=cp.int64))
-    pok = cp.ascontiguousarray(cp.stack([cp.asarray(o).astype(cp.uint8, copy=False)
-                                         for o in pred_ok]))
+    pok = cp.ascontiguousarray(cp.stack([upload(o, cp.uint8) for o in pred_ok]))
     i64 = np.int64
     R = nL * P
     qoff = np.concatenate([[0], np.cumsum([R * k for k in ks])]).astype(np.int64)
@@ -432,7 +432,7 @@ def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list
     parts = [(idx[i], dist[i]) for i in range(len(E_list))]
     nE = len(E_list)
     B, P = parts[0][0].shape[:2]
-    ok = cp.asarray(lib_ok) & cp.asarray(self_ok)[None]
+    ok = upload(lib_ok) & upload(self_ok)[None]
     yd = cp.asarray(y, dtype=cp.float64)
     pred = cp.empty((nE, B, P), cp.float64)
     for ie in range(nE):
@@ -471,13 +471,12 @@ class KeptTables:
     def put(self, sl: slice, E_tab, tabs, pred_ok, rho) -> None:
         """One batch of series ``sl`` from :func:`choose_tables`: its tables (one per E of
         ``E_tab``), its prediction points (host) and its rho (device, kept there)."""
-        import cupy as cp
 
         self._rhos.append(rho)
         for e, (i, d) in zip(E_tab, tabs, strict=True):
             self.tables[int(e)][0][sl] = i
             self.tables[int(e)][1][sl] = d
-        self.pred_ok[:, sl] = cp.asarray(pred_ok)
+        self.pred_ok[:, sl] = upload(pred_ok)
 
     def rho(self):
         """rho (nE, N) of every batch, read back from the device (NumPy)."""
