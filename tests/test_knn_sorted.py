@@ -1,14 +1,15 @@
 """The GPU's sorted kNN kernel (xedm/kernels/knn/gpu.py, ``knn_sorted``) written out in NumPy
 and checked against the CPU kernels on any machine.
 
-The twin follows the kernel step by step: the keys (``knn.gpu.sorted_keys``, on NumPy
-arrays), the sorted library and rows, 32 rows to a warp, the warp's span, the walk outwards
-one candidate at a time on alternating sides, each side stopping when no row's reach
-(``sqrt(m_lags * k-th) + 2 delta``, with the same margins) covers the next key, and the
+The twin follows the kernel step by step: the two keys (``knn.gpu.sorted_keys``, on NumPy
+arrays), the library sorted by the first, the rows in the kernel's order (``row_order``: by
+the first key, by the second within runs), 32 rows to a warp, the warp's span, the walk
+outwards one candidate at a time on alternating sides, each side stopping when no row's reach
+(``sqrt(m_lags * k-th) + 2 delta``, with the same margins) covers the next key, each
+candidate passed over by the rows whose reach in the second key misses it, and the
 exact float64 distances inserted in the order (distance, |dt|, t).  Its tables must equal
 ``knn.cpu.knn_sweep``'s bit for bit; with half the reach they must not, so the test can
-fail.  The
-GPU tests (tests/test_edm_gpu.py) run the CUDA kernel itself on the same kinds of cases.
+fail.  The GPU tests (tests/test_edm_gpu.py) run the CUDA kernel itself on the same kinds of cases.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from test_ties import MODES, kernel_args, lib_pred, min_run, problem, runs_series
 
 from xedm.kernels import get_kernel
-from xedm.kernels.knn.gpu import sorted_keys
+from xedm.kernels.knn.gpu import row_order, sorted_keys
 
 
 def _before(d, q, dd, qq, p):
@@ -49,7 +50,7 @@ def _reach(m_lags, rm0, delta, scale=1.0):
 
 
 def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, split=False,
-                reach_scale=1.0):
+                reach_scale=1.0, group=None):
     """idx (nE, B, P, kmax), dist (nE, B, P, kmax) as the sorted kernel computes them, and
     the number of (row, candidate) pairs visited."""
     B, C, W = Xpad.shape
@@ -59,14 +60,16 @@ def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, s
     idx = np.full((nE, B, P, kmax), -1, np.int64)
     dist = np.full((nE, B, P, kmax), np.inf)
     m = min(int(E_list[0]), 64)
-    keyt, m_lags, delta = sorted_keys(Xpad, pad, m, tau)  # the kernel's keys, from NumPy
+    # the kernel's keys and row order, from NumPy
+    keyt, keyt2, m_lags, m2, delta, delta2 = sorted_keys(Xpad, pad, m, tau)
     anyok = lib_ok.any(axis=0)
     visited = 0
     for b in range(B):
         cand = np.argsort(np.where(anyok[b], keyt[b], np.inf), kind="stable")
         ckey = keyt[b, cand]
+        ckey2 = keyt2[b, cand]
         nc = int(anyok[b].sum())
-        perm = np.argsort(keyt[b, pred_t], kind="stable")
+        perm = row_order(keyt[b:b + 1, pred_t], keyt2[b:b + 1, pred_t], group)[0]
         for w0 in range(0, P, 32):
             rows = perm[w0:w0 + 32]
             ok = np.asarray(pred_ok)[:, b, rows]  # (nE, lanes)
@@ -76,6 +79,7 @@ def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, s
             if not live.any():
                 continue
             kp = keyt[b, pred_t[rows]]
+            kp2 = keyt2[b, pred_t[rows]]
             xlo, xhi = kp[live].min(), kp[live].max()
             c0 = int(np.searchsorted(ckey[:nc], xlo, side="left"))
             c1 = int(np.searchsorted(ckey[:nc], xhi, side="right"))
@@ -108,10 +112,16 @@ def sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, s
                             turn_r = not turn_r
                         if at < 0:
                             break
+                    # the second key: the candidate passed over by every row out of reach
+                    reach2 = np.array([_reach(m2, v, delta2, reach_scale)
+                                       for v in thr_p.max(axis=0)])
+                    near2 = np.abs(kp2 - ckey2[at]) <= reach2
+                    if not near2.any():
+                        continue
                     q = int(cand[at])
                     for lane, pi in enumerate(rows):
                         p = int(pred_t[pi])
-                        if not live[lane] or abs(q - p) <= excl:
+                        if not live[lane] or not near2[lane] or abs(q - p) <= excl:
                             continue
                         visited += 1
                         acc = 0.0
@@ -181,7 +191,7 @@ def test_sorted_twin_equals_cpu(smooth, split):
                                                 np.array(E_list, np.int64), k_list, tau,
                                                 excl, q_lo, q_hi)
         ti, td, v = sorted_twin(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau,
-                                excl, split=split)
+                                excl, split=split, group=32 if split else None)
         np.testing.assert_array_equal(ti, ci)
         np.testing.assert_array_equal(td, cd)  # the same sums: bit for bit
         visited += v

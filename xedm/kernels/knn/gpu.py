@@ -245,7 +245,8 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     const int* __restrict__ perm, const int* __restrict__ cand,
     const double* __restrict__ ckey, const int* __restrict__ ncand,
     const double* __restrict__ keyt, const double m_lags, const double delta,
-    double* __restrict__ part_d, int* __restrict__ part_q)
+    const double* __restrict__ ckey2, const double* __restrict__ keyt2, const double m2,
+    const double delta2, double* __restrict__ part_d, int* __restrict__ part_q)
 {
     const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long b = blockIdx.z;
@@ -262,10 +263,14 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     a("".join(f"    double rm{i};\n" for i in range(nE)))
     a(_remaining(nE))
     a(r"""
-    // the row's key: the sum of the first m lags of column 0, within delta of the exact sum;
-    // no candidate whose key is farther than reach(rm0) can enter (see _sorted)
+    // the row's key (sorted_keys), within delta of the exact weighted sum of its first m
+    // lags; no candidate whose key is farther than reach(rm0) can enter (see _sorted); the
+    // same for the second key, along the states' second direction
     const double kp = any ? keyt[b * T + p] : 0.0;
     double rm_seen = rm0, reach = reach_of(rm0, m_lags, delta);
+    const double kp2 = any ? keyt2[b * T + p] : 0.0;
+    double rm_seen2 = rm0, reach2 = reach_of(rm0, m2, delta2);
+    const double* key2 = ckey2 + b * T;
     // the warp's rows span [xlo, xhi] in the key (rows that take neighbours)
     double xlo = any ? kp : CUDART_INF, xhi = any ? kp : -CUDART_INF;
     #pragma unroll
@@ -322,9 +327,18 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
                 }
                 if (at < 0) break;
             }
+            // the second key: a candidate beyond every row's reach is passed over whole (the
+            // warp's rows are near in both keys: _row_order), others by the rows it misses
+            if (rm0 != rm_seen2) {
+                rm_seen2 = rm0;
+                reach2 = reach_of(rm0, m2, delta2);
+            }
+            const bool near2 = fabs(kp2 - key2[at]) <= reach2;
+            if (!__any_sync(0xffffffffu, near2)) continue;
             const long long q = cb[at];
             const double* xc = xb + q;
             do {
+            if (!near2) continue;
 """)
     a(_candidate(E_list, k_list, C, offs).replace("\n        ", "\n            "))
     a(r"""
@@ -493,16 +507,18 @@ def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_
 
 
 def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
-    """The sorted kernel's key of every state of ``X`` (B, C, W) (NumPy or CuPy, padded by
-    ``pad``): ``key_t = sum_e w_e x_0[t - e tau]`` over the first ``m`` lags of column 0, with
-    ``w`` (per series, unit length) the leading eigenvector of the lags' autocovariance
+    """The sorted kernel's two keys of every state of ``X`` (B, C, W) (NumPy or CuPy, padded
+    by ``pad``): ``key_t = sum_e w_e x_0[t - e tau]`` over the first ``m`` lags of column 0,
+    with ``w`` (per series, unit length) the leading eigenvector of the lags' autocovariance
     (Toeplitz) matrix: the direction in which the states spread most, so that the keys of
-    near states are near and those of far states far.  The plain lag sum, the former key,
+    near states are near and those of far states far; the second key the same with the
+    second eigenvector (zero for m = 1).  The plain lag sum, the former key,
     pruned nothing on a series whose sum over m lags is nearly constant (an oscillation of
     period m: E = 4 and 8 took 0.13 and 0.50 s against 0.04 s for E = 3 at N = 1,000, L =
     10,000 on an H200).
 
-    Returns (keyt (B, W - pad), m_lags, delta): any weights give a rigorous bound,
+    Returns (keyt, keyt2 (B, W - pad), m_lags, m2, delta, delta2): any weights give a
+    rigorous bound,
     ``|key_p - key_q| <= ||w|| * ||v_p - v_q|| <= sqrt(m_lags * d2(p, q))`` (Cauchy-Schwarz,
     m_lags >= max ||w||^2), and ``delta`` bounds each key's rounding (m products and
     additions of terms at most |w_e| * maxabs: ``m * ||w||_1 * maxabs * 2^-52``).
@@ -514,6 +530,7 @@ def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
     if m <= 1 or T <= 1:
         w_h = np.zeros((B, max(m, 1)))
         w_h[:, 0] = 1.0
+        w2_h = np.zeros_like(w_h)
     else:
         xc = xs - xs.mean(axis=1, keepdims=True)
         lags = min(m, T)
@@ -522,18 +539,52 @@ def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
         ac = ac if xp is np else ac.get()
         i = np.arange(m)
         toeplitz = ac[:, np.abs(i[:, None] - i[None, :])]  # (B, m, m)
-        w_h = np.linalg.eigh(toeplitz)[1][:, :, -1]
-        w_h = np.where(np.isfinite(w_h).all(axis=1, keepdims=True), w_h, 1.0 / np.sqrt(m))
+        vecs = np.linalg.eigh(toeplitz)[1]
+        ok = np.isfinite(vecs).all(axis=(1, 2))[:, None]
+        w_h = np.where(ok, vecs[:, :, -1], 1.0 / np.sqrt(m))
+        w2_h = np.where(ok, vecs[:, :, -2], 0.0)
         w_h *= np.where(w_h.sum(axis=1, keepdims=True) < 0, -1.0, 1.0)  # one sign: determinism
-    w = xp.asarray(w_h)
-    keyt = xs * w[:, :1]
-    for e in range(1, m):
-        keyt = keyt + w[:, e:e + 1] * X[:, 0, pad - e * tau:W - e * tau]
     if maxabs is None:
         maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
-    m_lags = float((w_h ** 2).sum(axis=1).max(initial=0.0))
-    delta = m * float(np.abs(w_h).sum(axis=1).max(initial=0.0)) * maxabs * 2.0**-52
-    return xp.ascontiguousarray(keyt), m_lags, delta
+    out = []
+    for wh in (w_h, w2_h):
+        w = xp.asarray(wh)
+        key = xs * w[:, :1]
+        for e in range(1, m):
+            key = key + w[:, e:e + 1] * X[:, 0, pad - e * tau:W - e * tau]
+        out.append(xp.ascontiguousarray(key))
+    # unit weights: ||w||^2 is 1 but for rounding; at least 1 (a zero second key, m = 1, then
+    # passes every candidate: 0 * inf would make the reach of an empty list NaN)
+    m_lags, m2 = (max(1.0, float((wh ** 2).sum(axis=1).max(initial=0.0))) for wh in (w_h, w2_h))
+    delta, delta2 = (m * float(np.abs(wh).sum(axis=1).max(initial=0.0)) * maxabs * 2.0**-52
+                     for wh in (w_h, w2_h))
+    return out[0], out[1], m_lags, m2, delta, delta2
+
+
+def row_group(P: int) -> int:
+    """Rows per run of :func:`row_order`: about sqrt(32 P), a multiple of 32, so that a
+    warp's rows take as small a share of the first key's range (group / P) as of the
+    second's within their run (32 / group)."""
+    return 32 * max(1, int(round(np.sqrt(max(P, 1) / 32.0))))
+
+
+def row_order(k1, k2, group: int | None = None):
+    """The sorted kernel's order of the prediction rows (B, P) of keys ``k1``, ``k2``: by
+    ``k1``, then within each run of ``group`` rows (:func:`row_group`) by ``k2``, so that a
+    warp's 32 rows are near in both keys (NumPy or CuPy; int32)."""
+    xp = np if isinstance(k1, np.ndarray) else __import__("cupy")
+    B, P = k1.shape
+    group = row_group(P) if group is None else int(group)
+    p1 = xp.argsort(k1, axis=1)
+    nb = -(-P // group)
+    extra = nb * group - P
+    k2s = xp.take_along_axis(k2, p1, axis=1)
+    if extra:  # the last run padded with rows of key +inf, which sort last and are cut
+        k2s = xp.concatenate([k2s, xp.full((B, extra), xp.inf)], axis=1)
+        p1 = xp.concatenate([p1, xp.zeros((B, extra), p1.dtype)], axis=1)
+    o = xp.argsort(k2s.reshape(B, nb, group), axis=2)
+    perm = xp.take_along_axis(p1.reshape(B, nb, group), o, axis=2).reshape(B, nb * group)
+    return xp.ascontiguousarray(perm[:, :P].astype(xp.int32))
 
 
 def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
@@ -551,13 +602,14 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     P = int(pt.shape[0])
     kmax = max(k_list)
     m = min(int(E_list[0]), SORTED_KEY_LAGS)
-    keyt, m_lags, delta = sorted_keys(X, pad, m, tau)
+    keyt, keyt2, m_lags, m2, delta, delta2 = sorted_keys(X, pad, m, tau)
     anyok = lib.any(axis=0)
     order = cp.argsort(cp.where(anyok, keyt, cp.inf), axis=1)
     ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, order, axis=1))
+    ckey2 = cp.ascontiguousarray(cp.take_along_axis(keyt2, order, axis=1))
     cand = order.astype(cp.int32)
     ncand = anyok.sum(axis=1).astype(cp.int32)
-    perm = cp.argsort(keyt[:, pt], axis=1).astype(cp.int32)
+    perm = row_order(keyt[:, pt], keyt2[:, pt])
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)
@@ -567,7 +619,8 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     kern(((P + _BLOCK - 1) // _BLOCK, S, B), (_BLOCK,),
          (X, i64(W), i64(pad), lib, pt, pok, i64(T), i64(P), i64(B), i64(tau), i64(excl),
           cp.ascontiguousarray(perm), cp.ascontiguousarray(cand), ckey, ncand,
-          cp.ascontiguousarray(keyt), np.float64(m_lags), np.float64(delta), part_d, part_q))
+          cp.ascontiguousarray(keyt), np.float64(m_lags), np.float64(delta), ckey2, keyt2,
+          np.float64(m2), np.float64(delta2), part_d, part_q))
     _merge(part_d, part_q, k_list, pt, idx, dist)
 
 
