@@ -39,8 +39,20 @@ TABLE_BYTES = 512 * 2**20
 SWEEP_BYTES = 256 * 2**20  # predictions + masks of one batch of xmap's choice of E
 XMAP_TABLE_BYTES = 256 * 2**20
 XMAP_GPU_TABLE_BYTES = 2 * 2**30  # a batch's tables with the kNN kernel's partial lists
+XMAP_GPU_TABLE_SHARE = 0.25  # ... or this share of the device's free memory when more
 XMAP_KEEP_FRACTION = 0.4
 MEMORY_SHARE = 0.25
+
+
+def xmap_gpu_table_bytes() -> int:
+    """The bytes of one batch of xmap's tables on the GPU: ``XMAP_GPU_TABLE_BYTES``, or
+    ``XMAP_GPU_TABLE_SHARE`` of the device's free memory now when that is more.  Fewer,
+    larger batches keep the device busy: the choice of E for 1,000 series of 10,000 steps
+    took 1.0 s in 15 batches and 0.7 s in one on an H200."""
+    from .kernels.device import memory_info
+
+    info = memory_info()
+    return max(XMAP_GPU_TABLE_BYTES, int(XMAP_GPU_TABLE_SHARE * (info[0] if info else 0)))
 
 
 def total_memory() -> int | None:

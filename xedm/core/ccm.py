@@ -27,9 +27,9 @@ from ..kernels import get_kernel
 from ..memory import (
     SWEEP_BYTES,
     TABLE_BYTES,
-    XMAP_GPU_TABLE_BYTES,
     XMAP_KEEP_FRACTION,
     XMAP_TABLE_BYTES,
+    xmap_gpu_table_bytes,
 )
 from ..neighbors.base import exact_on_gpu, native_tables, series_table
 from ..stats.significance import nanmean
@@ -55,9 +55,9 @@ DEPTH_FACTOR = 3
 def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
     """(N, T): target value at t + Tp exists and is finite, per target series."""
     ok = np.zeros_like(fin)
-    t = np.arange(T)
-    inside = (t + Tp >= 0) & (t + Tp < T)
-    ok[:, inside] = fin[:, t[inside] + Tp]
+    a, b = max(0, -Tp), min(T, T - Tp)  # t with t + Tp inside the data: slices, not a gather
+    if a < b:
+        ok[:, a:b] = fin[:, a + Tp:b + Tp]
     return ok
 
 
@@ -210,7 +210,7 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
         choose = get_kernel("xmap_choose_tables", "gpu")
         per_series = len(E_tab) * T * int(k_all.max()) * 28
         on_device = []
-        for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
+        for sl in progress(_series_batches(N, per_series, xmap_gpu_table_bytes())):
             prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
             if len(prep.pred_t):
                 on_device.append((sl, choose(
@@ -308,7 +308,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     kept = Kept(E_tab, depth, N, P)  # rho per batch on the device: read back once, at the end
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
-    for sl in progress(_series_batches(N, per_series, XMAP_GPU_TABLE_BYTES)):
+    for sl in progress(_series_batches(N, per_series, xmap_gpu_table_bytes())):
         if res is None:
             prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
             own, y, obs = self_ok[sl], finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1)
@@ -483,12 +483,13 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     if kept is not None:
         _, tabs, pred_t, pred_ok, pos = kept
         per_lib = T * sum(k_set) * 12 + 16 * cols_n  # the lookups' row entries, rho
-        batches = _series_batches(N, per_lib, XMAP_GPU_TABLE_BYTES)
+        batches = _series_batches(N, per_lib, xmap_gpu_table_bytes())
     else:
         depth = int(E_set[-1]) + 1 if knn is None else int(knn)
         depth += int((~tgt_sets).sum(axis=1).max())
         per_lib = len(E_set) * T * depth * (28 if gpu else 16)
-        batches = _series_batches(N, per_lib, XMAP_GPU_TABLE_BYTES if gpu else XMAP_TABLE_BYTES)
+        batches = _series_batches(N, per_lib,
+                                  xmap_gpu_table_bytes() if gpu else XMAP_TABLE_BYTES)
     for libs in progress(batches):
         if kept is not None:
             tables = [(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set]
