@@ -444,6 +444,22 @@ def test_public_xmap_nan_free_resident_gpu(kw, monkeypatch):
     np.testing.assert_array_equal(upload(view, cp.uint8).get(), view.astype(np.uint8))
 
 
+@pytest.mark.parametrize("nan", [False, True])
+def test_xmap_pieces_copied_back_while_computing_gpu(nan, monkeypatch):
+    """A large map is looked up in pieces of libraries, each copied back while the next is
+    computed: the same map as in one piece, the targets' order (E chosen) kept."""
+    from xedm.kernels.cross import gpu_xmap
+
+    da = _data(7, n=12, T=200, nan=nan)
+    for kw in (dict(E=3), dict(E=None, E_max=4)):
+        whole = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+        monkeypatch.setattr(gpu_xmap, "PIPE_BYTES", 8 * 12 * 2)  # pieces of 2 libraries
+        pieces = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+        monkeypatch.undo()
+        xr.testing.assert_identical(whole, pieces)
+        assert len(np.unique(whole.E.values)) > 1 or "E" in kw and kw["E"] == 3
+
+
 def test_auto_picks_gpu_for_large_work_and_records_it():
     from xedm.kernels import GPU_MIN_WORK
 

@@ -316,7 +316,7 @@ def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
     # columns are NaN, their E the smallest (1) when E is chosen
     res = None
     if live.any():
-        x = np.ascontiguousarray(x2d[live])
+        x = np.ascontiguousarray(x2d if live.all() else x2d[live])  # no copy when all live
         kw = dict(tau=p.tau, Tp=p.Tps, knn=p.knn, excl=p.excl, backend=p.backend,
                   progress=p.bar, S=p.surrogates(x), quantiles=p.sig["quantiles"],
                   keep_null=p.keep_null, method=p.search)
