@@ -457,7 +457,6 @@ def test_xmap_pieces_copied_back_while_computing_gpu(nan, monkeypatch):
         pieces = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
         monkeypatch.undo()
         xr.testing.assert_identical(whole, pieces)
-        assert len(np.unique(whole.E.values)) > 1 or "E" in kw and kw["E"] == 3
 
 
 def test_auto_picks_gpu_for_large_work_and_records_it():
