@@ -450,10 +450,10 @@ def test_xmap_pieces_copied_back_while_computing_gpu(nan, monkeypatch):
     computed: the same map as in one piece, the targets' order (E chosen) kept."""
     from xedm.kernels.cross import gpu_xmap
 
-    da = _data(7, n=12, T=200, nan=nan)
+    da = _data(7, n=8, T=200, nan=nan)
     for kw in (dict(E=3), dict(E=None, E_max=4)):
         whole = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
-        monkeypatch.setattr(gpu_xmap, "PIPE_BYTES", 8 * 12 * 2)  # pieces of 2 libraries
+        monkeypatch.setattr(gpu_xmap, "PIPE_BYTES", 8 * 8 * 2)  # pieces of 2 libraries
         pieces = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
         monkeypatch.undo()
         xr.testing.assert_identical(whole, pieces)
