@@ -416,6 +416,10 @@ def _merge(part_d, part_q, k_list, pt, idx, dist):
     import cupy as cp
 
     S, nE, B, P, kmax = part_d.shape
+    if S == 1:  # one slice: its lists are the tables ((inf, -1) past k), rooted on the way
+        idx[...] = part_q[0]
+        cp.sqrt(part_d[0], out=dist)
+        return
     R = nE * B * P
     i64 = np.int64
     _merge_kernel()(((R + 255) // 256,), (256,),
