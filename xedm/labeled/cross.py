@@ -26,7 +26,7 @@ def check_block_result(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what:
     dask-backed: then each chunk along the other dims is checked at compute time, and a chunk
     with nothing finite warns instead (the other chunks may be fine; raising would lose them).
     """
-    has_value = np.isfinite(xa).any(axis=-1).reshape(-1, xa.shape[-2])  # (slices, series)
+    has_value = any_finite_rows(xa).reshape(-1, xa.shape[-2])  # (slices, series)
     where = " (one dask chunk of the data)" if lazy else ""
     if not _any_finite(rho):
         if not has_value.any():
@@ -52,6 +52,22 @@ def check_block_result(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what:
             "(library) and columns (target) of rho are NaN",
             UserWarning, stacklevel=_stacklevel(),
         )
+
+
+def any_finite_rows(a: np.ndarray) -> np.ndarray:
+    """``np.isfinite(a).any(axis=-1)``, scanning whole only the rows whose first value is not
+    finite (a scan of 1,000 x 10,000 values took 10 ms, and xmap asked twice).
+
+    >>> any_finite_rows(np.array([[1.0, np.nan], [np.nan, 2.0], [np.nan, np.inf]])).tolist()
+    [True, True, False]
+    """
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1], bool)
+    out = np.isfinite(a[..., 0])
+    rest = ~out
+    if rest.any():
+        out[rest] = np.isfinite(a[rest]).any(axis=-1)
+    return out
 
 
 def _any_finite(a: np.ndarray, chunk: int = 1 << 16) -> bool:

@@ -35,6 +35,7 @@ from .checks import (
     check_Tp_list,
 )
 from .cross import (
+    any_finite_rows,
     best_Tp,
     check_block_result,
     significance_attrs,
@@ -311,7 +312,7 @@ def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, su
 def xmap_block(p: XmapParams, x2d: np.ndarray) -> tuple:
     """xmap of one (series, time) block: the arrays of :func:`xmap_layout`, in its order."""
     n, nTp, n_sur = p.n, len(p.Tps), p.n_sur
-    live = np.isfinite(x2d).any(axis=1)
+    live = any_finite_rows(x2d)
     # all-NaN series (warned about in check) stay out of the computation: their rows and
     # columns are NaN, their E the smallest (1) when E is chosen
     res = None
