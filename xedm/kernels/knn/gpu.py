@@ -61,7 +61,8 @@ _PART_BYTES = 2 << 30  # partial lists of all slices together at most
 SORTED_MIN_ROWS = 4096  # (series x prediction rows) from which the sorted kernel runs
 SORTED_SPLIT_ROWS = 2**15  # below it, each warp's walk in two slices (left, right)
 SORTED_KEY_LAGS = 64  # lags summed into the sorted kernel's key at most
-E_SPLIT = (3, 6)  # several E: one sorted pass per run of E between these (keys of more lags)
+E_SPLIT = (3, 6, 9)  # several E: one sorted pass per run of E between these (keys of more lags;
+# E = 1..10 at N = 1,000, L = 10,000 on an H200: 0.91 s against 1.00 s with (3, 6))
 
 _CACHE: dict = {}
 
@@ -467,7 +468,7 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     if T >= 2**31 - 1:
         raise ValueError("series longer than 2^31 - 2 steps are not supported on the GPU")
     if B * P >= SORTED_MIN_ROWS:
-        # one pass per run of E between the E_SPLIT cuts: a pass's key sums the lags of its
+        # one pass per run of E between the E_SPLIT cuts: a pass's key weighs the lags of its
         # smallest E, so the larger E prune with keys of more lags
         cuts = sorted({0, nE} | {int(np.searchsorted(E_list, e)) for e in E_SPLIT
                                  if E_list[0] < e <= E_list[-1]})
