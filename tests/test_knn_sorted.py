@@ -1,7 +1,7 @@
 """The GPU's sorted kNN kernel (xedm/kernels/knn/gpu.py, ``knn_sorted``) written out in NumPy
 and checked against the CPU kernels on any machine.
 
-The twin follows the kernel step by step: the two keys (``knn.gpu.sorted_keys``, on NumPy
+The twin follows the kernel step by step: the two keys (``knn.gpu_keys.sorted_keys``, on NumPy
 arrays), the library sorted by the first, the rows in the kernel's order (``row_order``: by
 the first key, by the second within runs), 32 rows to a warp, the warp's span, the walk
 outwards one candidate at a time on alternating sides, each side stopping when no row's reach
@@ -21,7 +21,7 @@ import pytest
 from test_ties import MODES, kernel_args, lib_pred, min_run, problem, runs_series
 
 from xedm.kernels import get_kernel
-from xedm.kernels.knn.gpu import row_order, sorted_keys
+from xedm.kernels.knn.gpu_keys import row_order, sorted_keys
 
 
 def _before(d, q, dd, qq, p):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
+from ..kernels.device import memory_info
 
 # batch sizes and memory shares: the memory policy of xedm.memory
 from ..memory import (
@@ -169,6 +170,13 @@ def ccm(
 EXACT_LOST_SETS = 64  # up to this many distinct target NaN patterns, depth counted per E
 
 
+def _gpu_batch_bytes() -> int:
+    """A batch of xmap's tables on the GPU (:func:`xedm.memory.xmap_gpu_table_bytes` of the
+    device's free memory now)."""
+    info = memory_info()
+    return xmap_gpu_table_bytes(info[0] if info else 0)
+
+
 def _series_batches(N: int, bytes_per_series: int, budget: int | None = None) -> list[slice]:
     step = max(1, int((SWEEP_BYTES if budget is None else budget) // max(bytes_per_series, 1)))
     return [slice(s, min(N, s + step)) for s in range(0, N, step)]
@@ -210,7 +218,7 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
         choose = get_kernel("xmap_choose_tables", "gpu")
         per_series = len(E_tab) * T * int(k_all.max()) * 28
         on_device = []
-        for sl in progress(_series_batches(N, per_series, xmap_gpu_table_bytes())):
+        for sl in progress(_series_batches(N, per_series, _gpu_batch_bytes())):
             prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
             if len(prep.pred_t):
                 on_device.append((sl, choose(
@@ -308,7 +316,7 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     kept = Kept(E_tab, depth, N, P)  # rho per batch on the device: read back once, at the end
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
-    for sl in progress(_series_batches(N, per_series, xmap_gpu_table_bytes())):
+    for sl in progress(_series_batches(N, per_series, _gpu_batch_bytes())):
         if res is None:
             prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
             own, y, obs = self_ok[sl], finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1)
@@ -483,13 +491,13 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     if kept is not None:
         _, tabs, pred_t, pred_ok, pos = kept
         per_lib = T * sum(k_set) * 12 + 16 * cols_n  # the lookups' row entries, rho
-        batches = _series_batches(N, per_lib, xmap_gpu_table_bytes())
+        batches = _series_batches(N, per_lib, _gpu_batch_bytes())
     else:
         depth = int(E_set[-1]) + 1 if knn is None else int(knn)
         depth += int((~tgt_sets).sum(axis=1).max())
         per_lib = len(E_set) * T * depth * (28 if gpu else 16)
         batches = _series_batches(N, per_lib,
-                                  xmap_gpu_table_bytes() if gpu else XMAP_TABLE_BYTES)
+                                  _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
     for libs in progress(batches):
         if kept is not None:
             tables = [(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set]

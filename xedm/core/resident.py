@@ -17,17 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
+from ..kernels.device import array_module
 from ..neighbors.contract import Prepared
 from .embed import lag_step
-
-
-def _module(a):
-    """numpy, or cupy for a CuPy array (imported only then)."""
-    if isinstance(a, np.ndarray):
-        return np
-    import cupy
-
-    return cupy
 
 
 class Resident:
@@ -35,7 +27,7 @@ class Resident:
 
     def __init__(self, X: np.ndarray, backend: str):
         self.X = get_kernel("to_device", backend)(np.asarray(X, np.float64))
-        self.xp = _module(self.X)
+        self.xp = array_module(self.X)
         self.T = int(X.shape[1])
         xp = self.xp
         m = xp.abs(self.X).max(axis=1) if self.T else xp.zeros(len(self.X))

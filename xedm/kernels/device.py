@@ -46,3 +46,15 @@ def upload(a, dtype=None):
         a = cupy.broadcast_to(cupy.asarray(np.ascontiguousarray(a[one])), a.shape)
     a = cupy.ascontiguousarray(cupy.asarray(a))
     return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def array_module(a):
+    """numpy for a NumPy array, cupy for a CuPy one (imported only then): for code above
+    the kernels that runs the same NumPy calls on either (``xedm.core.resident``)."""
+    import numpy as np
+
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+
+    return cupy
