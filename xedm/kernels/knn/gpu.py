@@ -20,9 +20,11 @@ Two kernels, one contract:
 
 - the **sorted** kernel (``B * P >= SORTED_MIN_ROWS``): per series, every state gets a key,
   a weighted sum of the first ``m = min(E_list[0], SORTED_KEY_LAGS)`` lags of its first
-  column, the weights the direction in which the states spread most (:func:`sorted_keys`);
-  the library points are sorted by key, and so are the prediction rows, 32 neighbouring rows
-  to a warp.  A warp visits the candidates whose keys lie in its rows' span, then walks
+  column, the weights the direction in which the states spread most, and a second key along
+  the second direction (:mod:`xedm.kernels.knn.gpu_keys`); the library points are sorted by
+  the first key, the prediction rows by the first key in runs and by the second within a
+  run (``row_order``), 32 rows to a warp; a candidate out of every row's reach in the second
+  key is passed over.  A warp visits the candidates whose keys lie in its rows' span, then walks
   outwards, one candidate at a time on each side, every lane testing the same candidate
   (broadcast loads) against its own row with the per-lag early exit below.  A side stops
   when no row of the warp can take its next candidate: by Cauchy-Schwarz a key difference
