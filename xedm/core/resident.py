@@ -20,6 +20,7 @@ from ..kernels import get_kernel
 from ..kernels.device import array_module
 from ..neighbors.contract import Prepared
 from .embed import lag_step
+from .skill import max_exponents
 
 
 class Resident:
@@ -30,10 +31,9 @@ class Resident:
         self.xp = array_module(self.X)
         self.T = int(X.shape[1])
         xp = self.xp
+        # unit_exponents of finite data, from each series' largest |value| on the device
         m = xp.abs(self.X).max(axis=1) if self.T else xp.zeros(len(self.X))
-        # unit_exponents of finite data: the power of 2 bringing each largest |value| into
-        # [0.5, 1), at least -1021 (0 for an all-zero series, as frexp(0) gives)
-        self.exponents = xp.maximum(xp.frexp(m)[1], -1021).astype(xp.int64)
+        self.exponents = max_exponents(m, xp)
         self.scale = xp.ldexp(xp.ones(len(self.X)), -self.exponents.astype(xp.int32))
 
     def point_sets(self, sl: slice, E_list, tau: int, lib_mask: np.ndarray,

@@ -20,7 +20,14 @@ def unit_exponents(a: np.ndarray) -> np.ndarray:
     inf = ~np.isfinite(m)
     if inf.any():  # rows with an inf: their largest finite value
         m[inf] = np.where(np.isfinite(a[inf]), a[inf], 0.0).max(axis=1, initial=0.0)
-    return np.maximum(np.frexp(m)[1], -1021).astype(np.int64)
+    return max_exponents(m)
+
+
+def max_exponents(m, xp=np):
+    """:func:`unit_exponents` from each series' largest finite |value| ``m`` (B,), with the
+    array module ``xp`` (numpy, or cupy where ``m`` lies on the device): the exponent of
+    ``m``'s power of 2, at least -1021 (0 for m = 0, as frexp gives)."""
+    return xp.maximum(xp.frexp(m)[1], -1021).astype(xp.int64)
 
 
 def skill(observed: np.ndarray, predicted: np.ndarray, axis: int = -1) -> dict[str, np.ndarray]:

@@ -277,7 +277,7 @@ def to_device(a):
     if isinstance(a, np.ndarray) and a.ndim == 2 and not a.flags.c_contiguous \
             and a.flags.f_contiguous:
         return cp.ascontiguousarray(cp.asarray(a.T).T)
-    return cp.ascontiguousarray(cp.asarray(a))
+    return upload(a)
 
 
 def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None,

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import array_module
 
-def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
+
+def sorted_keys(X, pad: int, m: int, tau: int):
     """The sorted kernel's two keys of every state of ``X`` (B, C, W) (NumPy or CuPy, padded
     by ``pad``): ``key_t = sum_e w_e x_0[t - e tau]`` over the first ``m`` lags of column 0,
     with ``w`` (per series, unit length) the leading eigenvector of the lags' autocovariance
@@ -29,14 +31,14 @@ def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
     m_lags >= max ||w||^2), and ``delta`` bounds each key's rounding (m products and
     additions of terms at most |w_e| * maxabs: ``m * ||w||_1 * maxabs * 2^-52``).
     """
-    xp = np if isinstance(X, np.ndarray) else __import__("cupy")
+    xp = array_module(X)
     B, C, W = X.shape
     T = W - pad
     xs = X[:, 0, pad:]
     if m <= 1 or T <= 1:
-        w_h = xp.zeros((B, max(m, 1)))
-        w_h[:, 0] = 1.0
-        w2_h = xp.zeros_like(w_h)
+        w1 = xp.zeros((B, max(m, 1)))
+        w1[:, 0] = 1.0
+        w2 = xp.zeros_like(w1)
     else:
         xc = xs - xs.mean(axis=1, keepdims=True)
         lags = min(m, T)
@@ -44,11 +46,10 @@ def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
                       + [xp.zeros(B)] * (m - lags), axis=1)
         i = xp.arange(m)
         toeplitz = ac[:, xp.abs(i[:, None] - i[None, :])]  # (B, m, m)
-        w_h, w2_h = _leading_pair(toeplitz, xp)
-    if maxabs is None:
-        maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
+        w1, w2 = _leading_pair(toeplitz, xp)
+    maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
     out = []
-    for w in (w_h, w2_h):
+    for w in (w1, w2):
         key = xs * w[:, :1]
         for e in range(1, m):
             key = key + w[:, e:e + 1] * X[:, 0, pad - e * tau:W - e * tau]
@@ -56,9 +57,9 @@ def sorted_keys(X, pad: int, m: int, tau: int, maxabs=None):
     # unit weights: ||w||^2 is 1 but for rounding; at least 1 (a zero second key, m = 1, then
     # passes every candidate: 0 * inf would make the reach of an empty list NaN)
     m_lags, m2 = (max(1.0, float((w ** 2).sum(axis=1).max())) if B else 1.0
-                  for w in (w_h, w2_h))
+                  for w in (w1, w2))
     delta, delta2 = (m * float(xp.abs(w).sum(axis=1).max()) * maxabs * 2.0**-52 if B else 0.0
-                     for w in (w_h, w2_h))
+                     for w in (w1, w2))
     return out[0], out[1], m_lags, m2, delta, delta2
 
 
@@ -96,7 +97,7 @@ def row_order(k1, k2, group: int | None = None):
     """The sorted kernel's order of the prediction rows (B, P) of keys ``k1``, ``k2``: by
     ``k1``, then within each run of ``group`` rows (:func:`row_group`) by ``k2``, so that a
     warp's 32 rows are near in both keys (NumPy or CuPy; int32)."""
-    xp = np if isinstance(k1, np.ndarray) else __import__("cupy")
+    xp = array_module(k1)
     B, P = k1.shape
     group = row_group(P) if group is None else int(group)
     p1 = xp.argsort(k1, axis=1)
