@@ -219,7 +219,9 @@ def one_pass(client, lazy, args, backend, deadline, first):
     import distributed
 
     import xedm
+    from xedm.distributed import forget_targets
 
+    client.run(forget_targets)  # each run prepares its targets (no columns kept from the last)
     run = {}
     t = time.perf_counter()
     fut = client.compute(xedm.xmap(lazy, E_max=args.E_max, backend=backend,

@@ -203,3 +203,20 @@ def test_target_cache_reused_only_for_the_same_targets(series):
         got = ccm.xmap(X[:4], E=E, Tp=Tp, Y=Y, cache=cache, **kw)["rho"]
         same(got, ccm.xmap(X[:4], E=E, Tp=Tp, Y=Y, **kw)["rho"])
         assert cache["targets"][0] is Y
+
+
+def test_joined_targets_take_each_maps_E(series):
+    """Two maps of the same persisted chunks with other E (one target block): the second
+    uses its own E, not the first's kept with the joined chunks (a worker keeps the join
+    of its target chunks between tasks)."""
+    from xedm.distributed import forget_targets
+
+    lazy = series.chunk({"series": 3}).persist(scheduler="sync")
+    E1, E2 = np.full(9, 2), np.arange(9) % 4 + 1
+    forget_targets()
+    for E in (E1, E2):
+        got = lazy.edm.xmap(series_dim="series", E=E, progress=False).compute(
+            scheduler="sync")
+        ref = series.edm.xmap(series_dim="series", E=E, progress=False)
+        same(got.rho.values, ref.rho.values)
+    forget_targets()

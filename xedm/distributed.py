@@ -296,6 +296,16 @@ _TARGETS_LOCK = threading.Lock()
 _JOINED: dict = {}
 _JOIN_LOCK = threading.Lock()
 
+def forget_targets() -> None:
+    """Drop this worker process's kept targets (the joined target chunks and their columns
+    on the GPU): the next block task prepares them again.  ``client.run(forget_targets)``
+    frees them on every worker; a benchmark that maps the same data twice runs it between
+    the maps so that each map pays its own preparation."""
+    with _JOIN_LOCK, _TARGETS_LOCK:
+        _JOINED.clear()
+        _TARGETS.clear()
+
+
 def _live(x: np.ndarray) -> np.ndarray:
     return np.isfinite(x).any(axis=1)
 
@@ -316,12 +326,14 @@ def _choose_E_chunk(x, *, E_max, tau, knn, excl, backend, labels):
     return E
 
 
-def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall):
-    """rho (libraries of the block, targets of the block, nTp): one task of the map."""
+def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall, lt=None):
+    """rho (libraries of the block, targets of the block, nTp): one task of the map.
+    ``lt``: the targets' live mask when known (kept with the joined targets)."""
     from .core import ccm as _ccm
     from .neighbors.base import Search
 
-    ll, lt = _live(xl), _live(xt)
+    ll = _live(xl)
+    lt = _live(xt) if lt is None else lt
     if not (ll.any() and lt.any()):
         return np.full((len(xl), len(xt), len(Tps)), np.nan)
     # every target live: the worker's target chunk itself, whose columns the cache keeps
@@ -345,23 +357,26 @@ def _joined_targets(parts, es):
     """The target chunks ``parts`` and their E joined into one array, once per worker
     process: the last join is kept (with the chunks, whose identity is its key) for the
     worker's next task, and xmap's target cache recognises it."""
+    et = np.concatenate([np.atleast_1d(np.asarray(e)) for e in es])
     with _JOIN_LOCK:
         hit = _JOINED.get("last")
         if hit is not None and len(hit[0]) == len(parts) and all(
                 a is b for a, b in zip(hit[0], parts, strict=True)):
-            return hit[1], hit[2]
+            # the same chunks: their join and live mask; the E are this task's (another
+            # map of the same data may give other E: xmap's cache keys on their partition)
+            return hit[1], et, hit[3]
         _JOINED.clear()
         xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-        et = np.concatenate([np.atleast_1d(np.asarray(e)) for e in es])
-        _JOINED["last"] = (list(parts), xt, et)
-        return xt, et
+        lt = _live(xt)
+        _JOINED["last"] = (list(parts), xt, et, lt)
+        return xt, et, lt
 
 
 def _xmap_block_all(xl, xts, ets, **kw):
     """:func:`_xmap_block` of one library chunk against every target (the chunks of X as
     lists: ``concatenate=False``)."""
-    xt, et = _joined_targets([_only(p) for p in xts], ets)
-    return _xmap_block(_only(xl), xt, et, **kw)
+    xt, et, lt = _joined_targets([_only(p) for p in xts], ets)
+    return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
 
 
 def _only(v):

@@ -426,7 +426,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         Y, fin_y = X, fin
     else:
         Y = np.asarray(Y, np.float64)
-        fin_y = np.isfinite(Y)
+        fin_y = None  # made below when the cache does not hold the targets
         if E is None or Y.shape[1] != T:
             raise ValueError("xmap with targets Y needs their E and their length T")
     M = Y.shape[0]
@@ -444,6 +444,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     if hit is not None:
         tgt_sets, lib_mask = hit[3]
     else:
+        if fin_y is None:
+            fin_y = np.isfinite(Y)
         tgt_ok = np.concatenate([_target_ok(fin_y, T, int(tp)) for tp in Tps])
         # the distinct target sets (every Tp) decide the table depth
         tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
