@@ -148,6 +148,9 @@ def run_k(k: int, x, args, backend: str, ref: dict | None, deadline: float) -> d
         client.wait_for_workers(k, timeout=180)
         row["start_s"] = round(time.perf_counter() - t, 2)
         row["cards"] = worker_cards(client, args.cpu_test)
+        row["worker_memory_limit_gib"] = sorted(
+            round(w["memory_limit"] / 2**30, 1)
+            for w in client.scheduler_info()["workers"].values())
         say(f"k={k}: {row['cluster']} cluster up in {row['start_s']} s: {row['cards']}")
         # GPU: the workers' free device memory, asked of them by block_sizes
         lib, tgt = block_sizes(N, L, E_max=args.E_max, workers=k, backend="gpu",

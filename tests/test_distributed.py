@@ -220,3 +220,34 @@ def test_joined_targets_take_each_maps_E(series):
         ref = series.edm.xmap(series_dim="series", E=E, progress=False)
         same(got.rho.values, ref.rho.values)
     forget_targets()
+
+
+def test_all_nan_block_warns_naming_its_pairs(series):
+    """A block of the lazy map without one finite rho warns at compute time, naming its
+    libraries and targets; the other blocks come out as in memory."""
+    x = series.copy()
+    x[:3] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = x.edm.xmap(series_dim="series", E=2, progress=False)
+        out = x.chunk({"series": 3}).edm.xmap(series_dim="series", E=2, progress=False)
+    with pytest.warns(UserWarning, match=r"library \[0, 1, 2\] x target") as rec:
+        got = out.compute(scheduler="sync")
+    assert any("no (library, target) pair has a finite rho" in str(w.message) for w in rec)
+    same(got.rho.values, ref.rho.values)
+
+
+def test_any_finite_in_pieces():
+    from xedm.labeled.crossmap import _any_finite
+
+    rng = np.random.default_rng(0)
+    for shape in [(1,), (7, 5), (3, 200, 300), (0, 4)]:
+        a = np.full(shape, np.nan)
+        assert _any_finite(a) is False
+        for _ in range(3):
+            if a.size:
+                b = a.copy()
+                b.reshape(-1)[rng.integers(a.size)] = 1.0
+                assert _any_finite(b, piece=64) is True
+                b.reshape(-1)[-1] = np.inf
+                assert _any_finite(np.where(np.isfinite(b), np.nan, b), piece=64) is False

@@ -49,6 +49,26 @@ def test_one_device_per_worker():
                for w in specs.values())
 
 
+def test_plain_cluster_shares_the_hosts_memory(monkeypatch):
+    """Each worker of the plain cluster may use the host's memory over the workers, not
+    Dask's "auto" (a share by threads: 1/64 of a 64-core host for a 1-thread worker)."""
+    distributed = pytest.importorskip("distributed")
+    from distributed.system import MEMORY_LIMIT
+
+    seen = {}
+
+    class Fake:
+        def __init__(self, workers, **kw):
+            seen.update(workers)
+
+    monkeypatch.setattr(distributed, "SpecCluster", Fake)
+    xd.gpu_cluster(devices=["0", "1", "2"], dask_cuda=False)
+    assert [w["options"]["memory_limit"] for w in seen.values()] == [MEMORY_LIMIT // 3] * 3
+    seen.clear()
+    xd.gpu_cluster(devices=["0"], dask_cuda=False, memory_limit="2GiB")
+    assert [w["options"]["memory_limit"] for w in seen.values()] == ["2GiB"]
+
+
 def test_gpu_blocks_equal_in_memory():
     """The map laid out for 2 GPU workers (one library block each, every target in one block),
     run on CPU kernels by Dask's threads, equals the in-memory map."""

@@ -226,7 +226,8 @@ def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worke
         True: dask-cuda or its error; False: never dask-cuda; None: dask-cuda if it imports
         and starts (else the plain cluster, with a RuntimeWarning when it failed to start).
     **kwargs
-        Passed to ``LocalCUDACluster`` (or, for the plain cluster, ``memory_limit``).
+        Passed to ``LocalCUDACluster`` (or, for the plain cluster, ``memory_limit``: per
+        worker, default the host's memory divided among the workers).
 
     Returns
     -------
@@ -273,9 +274,13 @@ def gpu_cluster(n_workers: int | None = None, *, devices=None, threads_per_worke
                               stacklevel=2)
     if cluster is None:
         from distributed import Scheduler, SpecCluster
+        from distributed.system import MEMORY_LIMIT
 
-        cluster = SpecCluster(workers=_worker_specs(devs, threads_per_worker,
-                                                    kwargs.get("memory_limit", "auto")),
+        # the host's memory shared by the GPU workers (as dask-cuda does), not Dask's
+        # "auto" (a share by threads: a worker of 1 thread on a 64-core host had 1/64 of
+        # the memory, 7.9 GiB, and spilled a map of 40,000 series to disk)
+        limit = kwargs.get("memory_limit", int(MEMORY_LIMIT // len(devs)))
+        cluster = SpecCluster(workers=_worker_specs(devs, threads_per_worker, limit),
                               scheduler={"cls": Scheduler,
                                          "options": {"dashboard_address": None}},
                               silence_logs=40)
@@ -379,6 +384,13 @@ def _xmap_block_all(xl, xts, ets, **kw):
     return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
 
 
+def _xmap_block_all_E(xl, xts, *, E_all, **kw):
+    """:func:`_xmap_block_all` with the targets' E given (an array in the task itself: no
+    task of its own to fetch from another worker)."""
+    xt, et, lt = _joined_targets([_only(p) for p in xts], [E_all])
+    return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
+
+
 def _only(v):
     """The one chunk along time (a list of one with ``concatenate=False``)."""
     return v[0] if isinstance(v, list) else v
@@ -431,12 +443,19 @@ def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", rec
         # one target block: every task takes the chunks of X as they lie (joined once per
         # worker, :func:`_joined_targets`), so each task goes where its library chunk is,
         # not to the one worker that would hold a rechunked target block
-        ET = (da.from_array(E_d, chunks=(X.chunks[0],)) if isinstance(E_d, np.ndarray)
-              else E_d)
-        rho = da.blockwise(
-            _xmap_block_all, "inp", X, "it", X, "jt", ET, "j", new_axes={"n": N, "p": len(Tps)},
-            dtype=np.float64, concatenate=False, meta=np.empty((0, 0, 0)),
-            name="xedm-xmap-block-" + tokenize(X, E_d, target_block, kw), **kw)
+        # (E given: in every task; at 4 GPUs fetching its chunks from the workers that
+        # made them cost about 0.2 s a task)
+        name = "xedm-xmap-block-" + tokenize(X, E_d, target_block, kw)
+        if isinstance(E_d, np.ndarray):
+            rho = da.blockwise(
+                _xmap_block_all_E, "inp", X, "it", X, "jt", new_axes={"n": N, "p": len(Tps)},
+                dtype=np.float64, concatenate=False, meta=np.empty((0, 0, 0)), name=name,
+                E_all=E_d, **kw)
+        else:
+            rho = da.blockwise(
+                _xmap_block_all, "inp", X, "it", X, "jt", E_d, "j",
+                new_axes={"n": N, "p": len(Tps)}, dtype=np.float64, concatenate=False,
+                meta=np.empty((0, 0, 0)), name=name, **kw)
         return rho, E_d
     XT = X.rechunk({0: target_block})
     ET = (da.from_array(E_d, chunks=target_block) if isinstance(E_d, np.ndarray) else

@@ -446,7 +446,9 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     else:
         if fin_y is None:
             fin_y = np.isfinite(Y)
-        tgt_ok = np.concatenate([_target_ok(fin_y, T, int(tp)) for tp in Tps])
+        # NaN-free: every target's sets are the first's (no pass over N rows of T)
+        src = fin_y[:1] if len(fin_y) and fin_y.all() else fin_y
+        tgt_ok = np.concatenate([_target_ok(src, T, int(tp)) for tp in Tps])
         # the distinct target sets (every Tp) decide the table depth
         tgt_sets = np.stack(list({row.tobytes(): row for row in tgt_ok}.values()))
         t = np.arange(T)

@@ -379,7 +379,13 @@ def xmap_pair_blocks(p: XmapParams, X: xr.DataArray, tdim: str) -> list:
     rho, Es = xmap_blocks(X.data, E=p.Ev, E_max=p.E_max, tau=p.tau, Tp=p.Tps, knn=p.knn,
                           excl=p.excl, backend=p.backend, method=p.search.method,
                           recall=p.search.recall, labels=p.labels)
-    rho = rho.map_blocks(_pair_block_check(p.labels, p.text), dtype=rho.dtype)
+    # named here: dask would otherwise hash the check's closure (the labels pickled: 0.2-0.4 s
+    # of the graph's construction at N = 20,000)
+    from dask.base import tokenize
+
+    rho = rho.map_blocks(_pair_block_check(p.labels, p.text), dtype=rho.dtype,
+                         name="xedm-check-" + tokenize(rho.name, p.text,
+                                                       np.asarray(p.labels).astype(str)))
     return [xr.DataArray(rho, dims=_PAIRS), xr.DataArray(Es, dims=["target"])]
 
 
@@ -416,6 +422,13 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
     return ds
 
 
+def _any_finite(block: np.ndarray, piece: int = 1 << 16) -> bool:
+    """Whether ``block`` holds a finite value, read in pieces up to the first that does (a
+    map's block of 800 MB: its first piece, not a pass over it all)."""
+    flat = block.reshape(-1)
+    return any(bool(np.isfinite(flat[i:i + piece]).any()) for i in range(0, len(flat), piece))
+
+
 def _pair_block_check(labels, params: str):
     """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
     block without one finite rho warns at compute time, naming its pairs (the in-memory
@@ -426,7 +439,7 @@ def _pair_block_check(labels, params: str):
         return str(part) if len(part) <= 4 else f"[{part[0]!r}, ..., {part[-1]!r}]"
 
     def check(block, block_info=None):
-        if block.size and not np.isfinite(block).any():
+        if block.size and not _any_finite(block):
             where = ""
             if block_info and 0 in block_info:
                 (a0, a1), (b0, b1) = block_info[0]["array-location"][:2]
