@@ -91,7 +91,17 @@ def lookups(E: np.ndarray, N: int, L: int) -> float:
 
 
 def make_cluster(k: int, args):
+    import dask
+
     from xedm.distributed import gpu_cluster
+
+    if args.replicate:  # Dask's active memory manager would drop the replicas again
+        with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
+            return _make_cluster(k, args, gpu_cluster)
+    return _make_cluster(k, args, gpu_cluster)
+
+
+def _make_cluster(k: int, args, gpu_cluster):
 
     if args.cpu_test:  # the same plain cluster, CUDA_VISIBLE_DEVICES set to dummy ids
         return gpu_cluster(k, devices=[str(i) for i in range(k)], dask_cuda=False,

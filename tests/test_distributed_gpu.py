@@ -7,6 +7,7 @@ import pytest
 
 import xedm
 from xedm import distributed as xd
+from xedm.kernels import gpu_available
 
 dask = pytest.importorskip("dask")
 
@@ -82,3 +83,29 @@ def test_gpu_blocks_equal_in_memory():
     got = out.compute(scheduler="threads")
     np.testing.assert_allclose(got.rho.values, ref.rho.values, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got.E.values, ref.E.values)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+@pytest.mark.parametrize("gap", [False, True])
+def test_blocked_map_on_the_gpu_equals_the_cpu(gap):
+    """The blocked map with backend="gpu" (one target block: every task joins the target
+    chunks, NaN-free on the GPU, else on the host; the worker keeps them for its next block)
+    equals the in-memory CPU map; a second map of the same chunks with other E uses its own."""
+    x = xedm.datasets.whole_brain(40, 300, n_sources=6, seed=4).x.copy()
+    if gap:
+        x[5, 100:110] = np.nan
+    xd.forget_targets()
+    lazy = x.chunk({"series": 10}).persist(scheduler="sync")
+    with xedm.set_options(xmap_target_block=40):
+        got = lazy.edm.xmap(E_max=6, backend="gpu", progress=False).compute(scheduler="sync")
+        ref = x.edm.xmap(E_max=6, backend="cpu", progress=False)
+        np.testing.assert_array_equal(got.E.values, ref.E.values)
+        np.testing.assert_allclose(got.rho.values, ref.rho.values, rtol=0, atol=1e-12)
+        E2 = np.arange(40) % 3 + 2
+        got = lazy.edm.xmap(E=E2, backend="gpu", progress=False).compute(scheduler="sync")
+        ref = x.edm.xmap(E=E2, backend="cpu", progress=False)
+        np.testing.assert_allclose(got.rho.values, ref.rho.values, rtol=0, atol=1e-12)
+    kept = xd._JOINED["last"][1]
+    assert isinstance(kept, np.ndarray) == gap  # NaN-free targets: joined on the GPU
+    xd.forget_targets()

@@ -66,3 +66,26 @@ def test_columns_equal_the_general_path():
             np.testing.assert_array_equal(u, v)
     assert a[4].flags.c_contiguous
 
+
+
+def test_resident_targets_from_parts_equal_the_host_targets():
+    """xmap of a block with its targets as a Resident joined from row blocks (the GPU
+    workers' path: no joined copy on the host) equals the same targets as an array, and the
+    cache keeps the Resident's columns for the next block."""
+    X = _X(7, N=7, T=80)
+    parts = [X[:3], X[3:4], X[4:]]
+    res = Resident(parts, "cpu")
+    assert len(res) == 7 and res.shape == X.shape
+    np.testing.assert_array_equal(res.X, X)
+    E = np.array([1, 2, 3, 2, 1, 4, 2])
+    kw = dict(E=E, tau=1, knn=None, excl=0, backend="cpu")
+    cache = {}
+    for Tp, libs in [(0, X[:4]), (0, X[2:]), (1, X[2:])]:
+        want = ccm.xmap(libs, Tp=Tp, Y=X, **kw)["rho"]
+        got = ccm.xmap(libs, Tp=Tp, Y=res, cache=cache, **kw)["rho"]
+        np.testing.assert_array_equal(got, want)
+        assert cache["targets"][0] is res
+    with pytest.raises(ValueError, match="length T"):
+        ccm.xmap(X[:, :50], Tp=0, Y=res, **kw)
+    with pytest.raises(ValueError, match="surrogates"):
+        ccm.xmap(X, Tp=0, Y=res, S=X[:, None, :], **kw)

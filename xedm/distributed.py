@@ -344,7 +344,8 @@ def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall, lt=
     # every target live: the worker's target chunk itself, whose columns the cache keeps
     # for this worker's next block of the same targets (one per library block)
     # (GPU workers: their threads share one device anyway, so they take turns)
-    targets = np.ascontiguousarray(xt) if lt.all() else np.ascontiguousarray(xt[lt])
+    targets = (xt if not isinstance(xt, np.ndarray) else np.ascontiguousarray(xt) if lt.all()
+               else np.ascontiguousarray(xt[lt]))
     cache = _TARGETS if backend == "gpu" and lt.all() else None
     with _TARGETS_LOCK if cache is not None else contextlib.nullcontext():
         res = _ccm.xmap(np.ascontiguousarray(xl if ll.all() else xl[ll]),
@@ -358,7 +359,7 @@ def _xmap_block(xl, xt, et, *, tau, Tps, knn, excl, backend, method, recall, lt=
     return rho
 
 
-def _joined_targets(parts, es):
+def _joined_targets(parts, es, backend="cpu", method="exact"):
     """The target chunks ``parts`` and their E joined into one array, once per worker
     process: the last join is kept (with the chunks, whose identity is its key) for the
     worker's next task, and xmap's target cache recognises it."""
@@ -371,8 +372,17 @@ def _joined_targets(parts, es):
             # map of the same data may give other E: xmap's cache keys on their partition)
             return hit[1], et, hit[3]
         _JOINED.clear()
-        xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-        lt = _live(xt)
+        fin = [np.isfinite(p) for p in parts]
+        if backend == "gpu" and method == "exact" and all(f.all() for f in fin):
+            # NaN-free: the chunks copied to the GPU and joined there (no joined copy on
+            # the host); xmap makes the columns from it
+            from .core.resident import Resident
+
+            xt = Resident(list(parts), backend)
+            lt = np.ones(len(xt), bool)
+        else:
+            xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+            lt = np.concatenate([f.any(axis=1) for f in fin])
         _JOINED["last"] = (list(parts), xt, et, lt)
         return xt, et, lt
 
@@ -380,14 +390,15 @@ def _joined_targets(parts, es):
 def _xmap_block_all(xl, xts, ets, **kw):
     """:func:`_xmap_block` of one library chunk against every target (the chunks of X as
     lists: ``concatenate=False``)."""
-    xt, et, lt = _joined_targets([_only(p) for p in xts], ets)
+    xt, et, lt = _joined_targets([_only(p) for p in xts], ets, kw["backend"], kw["method"])
     return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
 
 
 def _xmap_block_all_E(xl, xts, *, E_all, **kw):
     """:func:`_xmap_block_all` with the targets' E given (an array in the task itself: no
     task of its own to fetch from another worker)."""
-    xt, et, lt = _joined_targets([_only(p) for p in xts], [E_all])
+    xt, et, lt = _joined_targets([_only(p) for p in xts], [E_all], kw["backend"],
+                                 kw["method"])
     return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
 
 

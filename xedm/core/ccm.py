@@ -410,7 +410,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
 
     ``Y`` (M, T): other target series (a block of the map: libraries ``X``, targets ``Y``,
     as :mod:`xedm.distributed` computes it); ``E`` is then the targets' (M,), and the
-    results are (N, M, ...), equal to the matching block of the whole map.  ``cache``: a
+    results are (N, M, ...), equal to the matching block of the whole map.  ``Y`` may be a
+    :class:`Resident` of NaN-free targets (made on ``backend``; no surrogates).  ``cache``: a
     dict in which the targets' columns (on the device with ``backend="gpu"``) are kept for
     the next call with the same ``Y`` and ``S`` objects, Tp, and partition of the targets
     by E (the same E for all, whatever its value, is one partition): a worker's blocks share
@@ -424,11 +425,15 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     Y_given = Y  # the caller's object: the cache's key
     if Y is None:
         Y, fin_y = X, fin
+    elif isinstance(Y, Resident):  # NaN-free targets already where the kernels run
+        fin_y = np.ones((1, Y.shape[1]), bool)
+        if S is not None:
+            raise ValueError("xmap: resident targets Y take no surrogates")
     else:
         Y = np.asarray(Y, np.float64)
         fin_y = None  # made below when the cache does not hold the targets
-        if E is None or Y.shape[1] != T:
-            raise ValueError("xmap with targets Y needs their E and their length T")
+    if Y_given is not None and (E is None or Y.shape[1] != T):
+        raise ValueError("xmap with targets Y needs their E and their length T")
     M = Y.shape[0]
     n_sur = 0 if S is None else S.shape[1]
     key = hit = None
@@ -459,7 +464,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     res = Resident(X, backend) if exact_on_gpu(backend, method) and fin.all() else None
     # the targets' columns made where the kernels run (a block's targets Y: 0.4 s of the
     # host's per worker at N = 20,000, L = 1,450)
-    res_y = res if Y_given is None else (
+    res_y = res if Y_given is None else Y if isinstance(Y, Resident) else (
         Resident(Y, backend) if hit is None and exact_on_gpu(backend, method) and not n_sur
         and fin_y.all() else None)
     lookup = get_kernel("xmap_skill_groups", backend)

@@ -24,12 +24,22 @@ from .skill import max_exponents
 
 
 class Resident:
-    """``X`` (N, T), NaN-free, copied once to where ``backend``'s kernels run."""
+    """``X`` (N, T), NaN-free, copied once to where ``backend``'s kernels run (or a list of
+    its row blocks, joined there: no joined copy on the host)."""
 
-    def __init__(self, X: np.ndarray, backend: str):
-        self.X = get_kernel("to_device", backend)(np.asarray(X, np.float64))
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __init__(self, X, backend: str):
+        if isinstance(X, (list, tuple)):  # parts (N_i, T), joined where the kernels run
+            up = get_kernel("to_device", backend)
+            parts = [up(np.asarray(p, np.float64)) for p in X]
+            self.X = array_module(parts[0]).concatenate(parts) if len(parts) > 1 else parts[0]
+        else:
+            self.X = get_kernel("to_device", backend)(np.asarray(X, np.float64))
         self.xp = array_module(self.X)
-        self.T = int(X.shape[1])
+        self.shape = tuple(self.X.shape)
+        self.T = int(self.shape[1])
         xp = self.xp
         # unit_exponents of finite data, from each series' largest |value| on the device
         m = xp.abs(self.X).max(axis=1) if self.T else xp.zeros(len(self.X))
