@@ -47,7 +47,7 @@ import numpy as np
 
 from .memory import MEMORY_SHARE  # share of a worker's memory one block may use
 
-__all__ = ["block_sizes", "device_memory", "gpu_cluster", "xmap_blocks"]
+__all__ = ["block_sizes", "device_memory", "forget_targets", "gpu_cluster", "xmap_blocks"]
 
 #: blocks per worker thread at least, for load balance (the E stage is a barrier before the
 #: blocks, so uneven chunks leave a worker idle) and cheap recovery from a lost worker;
@@ -305,7 +305,14 @@ def forget_targets() -> None:
     """Drop this worker process's kept targets (the joined target chunks and their columns
     on the GPU): the next block task prepares them again.  ``client.run(forget_targets)``
     frees them on every worker; a benchmark that maps the same data twice runs it between
-    the maps so that each map pays its own preparation."""
+    the maps so that each map pays its own preparation.
+
+    Examples
+    --------
+    >>> from xedm.distributed import forget_targets
+    >>> forget_targets()                    # this process
+    >>> client.run(forget_targets)          # every worker  # doctest: +SKIP
+    """
     with _JOIN_LOCK, _TARGETS_LOCK:
         _JOINED.clear()
         _TARGETS.clear()
