@@ -251,3 +251,13 @@ def test_any_finite_in_pieces():
                 assert _any_finite(b, piece=64) is True
                 b.reshape(-1)[-1] = np.inf
                 assert _any_finite(np.where(np.isfinite(b), np.nan, b), piece=64) is False
+
+
+def test_all_nan_series_named_by_its_label_in_any_chunk(series):
+    """The E stage's warning names an all-NaN series of a later chunk by its own label (the
+    chunk's rows offset by the chunk's start), and labels of any kind."""
+    x = series.copy().assign_coords(series=[f"n{i}" for i in range(9)])
+    x[7] = np.nan
+    out = x.chunk({"series": 3}).edm.xmap(series_dim="series", E_max=3, progress=False)
+    with pytest.warns(UserWarning, match=r"series \['n7'\] are all NaN"):
+        out.E.compute(scheduler="sync")

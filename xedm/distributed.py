@@ -322,14 +322,18 @@ def _live(x: np.ndarray) -> np.ndarray:
     return np.isfinite(x).any(axis=1)
 
 
-def _choose_E_chunk(x, *, E_max, tau, knn, excl, backend, labels):
-    """E per series of one chunk (1 for an all-NaN series, as in memory)."""
+def _choose_E_chunk(x, *, E_max, tau, knn, excl, backend, labels, block_info=None):
+    """E per series of one chunk (1 for an all-NaN series, as in memory).  ``labels``: of
+    every series (the chunk's start from ``block_info``), for the warning."""
     from .core.ccm import choose_E
 
     live = _live(x)
     E = np.ones(len(x), np.int64)
     if not live.all():
-        names = [labels[i] for i in np.flatnonzero(~live)] if labels is not None else None
+        at = block_info[0]["array-location"][0][0] if block_info and 0 in block_info else 0
+        names = None if labels is None else [
+            v.item() if isinstance(v, np.generic) else v
+            for v in (labels[at + i] for i in np.flatnonzero(~live))]
         warnings.warn(f"xmap (one dask chunk of the data): series {names} are all NaN; their "
                       "rows (library) and columns (target) of rho are NaN", UserWarning)
     if live.any():
@@ -438,8 +442,7 @@ def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", rec
         # the labels (for warnings) bound by partial: a list among map_blocks' kwargs would
         # become a task of its own with a random key
         func = functools.partial(_choose_E_chunk, labels=None if labels is None else
-                                 tuple(x.item() if isinstance(x, np.generic) else x
-                                       for x in labels))
+                                 np.asarray(labels))
         E_d = X.map_blocks(func, drop_axis=1, dtype=np.int64, meta=np.empty(0, np.int64),
                            E_max=int(E_max), tau=tau, knn=knn, excl=excl, backend=backend,
                            token="xedm-choose-E")
