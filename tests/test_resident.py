@@ -75,7 +75,10 @@ def test_resident_targets_from_parts_equal_the_host_targets():
     X = _X(7, N=7, T=80)
     parts = [X[:3], X[3:4], X[4:]]
     res = Resident(parts, "cpu")
-    assert len(res) == 7 and res.shape == X.shape
+    assert len(res) == 7 and res.shape == X.shape and res.all_finite()
+    gap = [X[:3], X[3:].copy()]
+    gap[1][1, 5] = np.nan
+    assert not Resident(gap, "cpu").all_finite()
     np.testing.assert_array_equal(res.X, X)
     E = np.array([1, 2, 3, 2, 1, 4, 2])
     kw = dict(E=E, tau=1, knn=None, excl=0, backend="cpu")

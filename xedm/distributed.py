@@ -383,17 +383,20 @@ def _joined_targets(parts, es, backend="cpu", method="exact"):
             # map of the same data may give other E: xmap's cache keys on their partition)
             return hit[1], et, hit[3]
         _JOINED.clear()
-        fin = [np.isfinite(p) for p in parts]
-        if backend == "gpu" and method == "exact" and all(f.all() for f in fin):
-            # NaN-free: the chunks copied to the GPU and joined there (no joined copy on
-            # the host); xmap makes the columns from it
+        xt = None
+        if backend == "gpu" and method == "exact":
+            # the chunks copied to the GPU and joined there (no joined copy on the host),
+            # kept when NaN-free (checked there: no pass over them on the host); xmap makes
+            # the columns from it
             from .core.resident import Resident
 
-            xt = Resident(list(parts), backend)
-            lt = np.ones(len(xt), bool)
-        else:
+            res = Resident(list(parts), backend)
+            if res.all_finite():
+                xt, lt = res, np.ones(len(res), bool)
+            del res
+        if xt is None:
             xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-            lt = np.concatenate([f.any(axis=1) for f in fin])
+            lt = _live(xt)
         _JOINED["last"] = (list(parts), xt, et, lt)
         return xt, et, lt
 

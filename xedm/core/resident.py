@@ -46,6 +46,10 @@ class Resident:
         self.exponents = max_exponents(m, xp)
         self.scale = xp.ldexp(xp.ones(len(self.X)), -self.exponents.astype(xp.int32))
 
+    def all_finite(self) -> bool:
+        """Whether every value of ``X`` is finite (tested where it is)."""
+        return bool(self.xp.isfinite(self.X).all())
+
     def point_sets(self, sl: slice, E_list, tau: int, lib_mask: np.ndarray,
                    pred_t: np.ndarray | None = None) -> Prepared:
         """:func:`xedm.core.ccm._point_sets` of ``X[sl]``: the masks broadcast views (nE, B,
