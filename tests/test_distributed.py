@@ -261,3 +261,13 @@ def test_all_nan_series_named_by_its_label_in_any_chunk(series):
     out = x.chunk({"series": 3}).edm.xmap(series_dim="series", E_max=3, progress=False)
     with pytest.warns(UserWarning, match=r"series \['n7'\] are all NaN"):
         out.E.compute(scheduler="sync")
+
+
+def test_label_array_is_one_dimensional():
+    from xedm.distributed import _label_array
+
+    a = _label_array([np.int64(3), np.int64(1)])
+    assert a.dtype == np.int64 and a.tolist() == [3, 1]
+    t = _label_array([("a", 1), ("b", 2), ("c", 3)])  # a stacked dim's labels
+    assert t.shape == (3,) and t[1] == ("b", 2)
+    assert _label_array(["x", "yy"]).tolist() == ["x", "yy"]

@@ -318,6 +318,18 @@ def forget_targets() -> None:
         _TARGETS.clear()
 
 
+def _label_array(labels) -> np.ndarray:
+    """The series' labels as one 1-D NumPy array (an object array when they are tuples,
+    e.g. of a stacked dim): cheap to pickle into every task, unlike a list of NumPy scalars
+    (0.16 s for 20,000), and indexed by position."""
+    out = np.asarray(labels)
+    if out.ndim != 1:
+        out = np.empty(len(labels), object)
+        for i, v in enumerate(labels):
+            out[i] = v
+    return out
+
+
 def _live(x: np.ndarray) -> np.ndarray:
     return np.isfinite(x).any(axis=1)
 
@@ -445,7 +457,7 @@ def xmap_blocks(X, *, E, E_max, tau, Tp, knn, excl, backend, method="exact", rec
         # the labels (for warnings) bound by partial: a list among map_blocks' kwargs would
         # become a task of its own with a random key
         func = functools.partial(_choose_E_chunk, labels=None if labels is None else
-                                 np.asarray(labels))
+                                 _label_array(labels))
         E_d = X.map_blocks(func, drop_axis=1, dtype=np.int64, meta=np.empty(0, np.int64),
                            E_max=int(E_max), tau=tau, knn=knn, excl=excl, backend=backend,
                            token="xedm-choose-E")

@@ -373,7 +373,7 @@ def xmap_layout(p: XmapParams) -> tuple[list, list, dict, list]:
 def xmap_pair_blocks(p: XmapParams, X: xr.DataArray, tdim: str) -> list:
     """rho and E of a dask-backed 2-D X as (library x target) blocks, one task each
     (:func:`xedm.distributed.xmap_blocks`); no significance."""
-    from ..distributed import xmap_blocks
+    from ..distributed import _label_array, xmap_blocks
 
     X = one_time_chunk(X, tdim, "xmap")
     rho, Es = xmap_blocks(X.data, E=p.Ev, E_max=p.E_max, tau=p.tau, Tp=p.Tps, knn=p.knn,
@@ -385,7 +385,7 @@ def xmap_pair_blocks(p: XmapParams, X: xr.DataArray, tdim: str) -> list:
 
     rho = rho.map_blocks(_pair_block_check(p.labels, p.text), dtype=rho.dtype,
                          name="xedm-check-" + tokenize(rho.name, p.text,
-                                                       np.asarray(p.labels).astype(str)))
+                                                       _label_array(p.labels).astype(str)))
     return [xr.DataArray(rho, dims=_PAIRS), xr.DataArray(Es, dims=["target"])]
 
 
@@ -436,7 +436,9 @@ def _pair_block_check(labels, params: str):
     NumPy array: every task carries the check, and a list of 20,000 NumPy scalars took
     0.16 s to pickle, once per task (the 4 block tasks of a map on 4 GPUs started 0.2-0.4 s
     after it was submitted)."""
-    labels = np.asarray(labels)
+    from ..distributed import _label_array
+
+    labels = _label_array(labels)
 
     def show(part):
         part = [x.item() if isinstance(x, np.generic) else x for x in part]
