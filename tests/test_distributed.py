@@ -271,3 +271,37 @@ def test_label_array_is_one_dimensional():
     t = _label_array([("a", 1), ("b", 2), ("c", 3)])  # a stacked dim's labels
     assert t.shape == (3,) and t[1] == ("b", 2)
     assert _label_array(["x", "yy"]).tolist() == ["x", "yy"]
+    mixed = _label_array([1, "a"])  # not made strings
+    assert mixed.tolist() == [1, "a"] and isinstance(mixed[0], int)
+
+
+def test_a_cpu_map_never_gets_the_gpu_join(monkeypatch):
+    """A worker's kept join of its target chunks serves only the same kind of map: after a
+    GPU map (its chunks joined on the device), a CPU map of the same chunks joins them on
+    the host; the GPU's resident copy is faked here by a NumPy one."""
+    import xedm.core.resident as resident
+    from xedm import distributed as xd
+
+    class FakeDevice(resident.Resident):
+        def __init__(self, X, backend):
+            super().__init__(X, "cpu")
+
+    monkeypatch.setattr(resident, "Resident", FakeDevice)
+    parts = [np.arange(12.0).reshape(3, 4), np.arange(8.0).reshape(2, 4)]
+    xd.forget_targets()
+    xt, _, _ = xd._joined_targets(parts, [np.ones(3), np.ones(2)], "gpu", "exact")
+    assert isinstance(xt, FakeDevice)
+    xt, _, lt = xd._joined_targets(parts, [np.ones(3), np.ones(2)], "cpu", "exact")
+    assert isinstance(xt, np.ndarray) and lt.all()
+    np.testing.assert_array_equal(xt, np.concatenate(parts))
+    xd.forget_targets()
+
+
+def test_resident_targets_of_another_backend_are_refused():
+    from xedm.core import ccm
+    from xedm.core.resident import Resident
+
+    X = np.cumsum(np.random.default_rng(0).standard_normal((3, 50)), axis=1)
+    with pytest.raises(ValueError, match="another backend"):
+        ccm.xmap(X, E=np.full(3, 2), tau=1, Tp=0, knn=None, excl=0, backend="gpu",
+                 Y=Resident(X, "cpu"))

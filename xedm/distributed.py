@@ -305,7 +305,9 @@ def forget_targets() -> None:
     """Drop this worker process's kept targets (the joined target chunks and their columns
     on the GPU): the next block task prepares them again.  ``client.run(forget_targets)``
     frees them on every worker; a benchmark that maps the same data twice runs it between
-    the maps so that each map pays its own preparation.
+    the maps so that each map pays its own preparation.  They hold host and device memory
+    (about twice the targets' size on the GPU) until then, or until a task joins other
+    targets.
 
     Examples
     --------
@@ -323,7 +325,8 @@ def _label_array(labels) -> np.ndarray:
     e.g. of a stacked dim): cheap to pickle into every task, unlike a list of NumPy scalars
     (0.16 s for 20,000), and indexed by position."""
     out = np.asarray(labels)
-    if out.ndim != 1:
+    if out.ndim != 1 or (out.dtype.kind in "US" and not all(isinstance(v, str)
+                                                              for v in labels)):
         out = np.empty(len(labels), object)
         for i, v in enumerate(labels):
             out[i] = v
@@ -387,16 +390,20 @@ def _joined_targets(parts, es, backend="cpu", method="exact"):
     process: the last join is kept (with the chunks, whose identity is its key) for the
     worker's next task, and xmap's target cache recognises it."""
     et = np.concatenate([np.atleast_1d(np.asarray(e)) for e in es])
+    on_gpu = backend == "gpu" and method == "exact"  # the join may live on the device
     with _JOIN_LOCK:
         hit = _JOINED.get("last")
-        if hit is not None and len(hit[0]) == len(parts) and all(
+        if hit is not None and hit[4] == on_gpu and len(hit[0]) == len(parts) and all(
                 a is b for a, b in zip(hit[0], parts, strict=True)):
-            # the same chunks: their join and live mask; the E are this task's (another
-            # map of the same data may give other E: xmap's cache keys on their partition)
+            # the same chunks, joined for the same kind of map (a CPU map must not get the
+            # device's copy): their join and live mask; the E are this task's (another map
+            # of the same data may give other E: xmap's cache keys on their partition)
             return hit[1], et, hit[3]
         _JOINED.clear()
+        with _TARGETS_LOCK:  # the old targets' columns freed before these are made
+            _TARGETS.clear()
         xt = None
-        if backend == "gpu" and method == "exact":
+        if on_gpu:
             # the chunks copied to the GPU and joined there (no joined copy on the host),
             # kept when NaN-free (checked there: no pass over them on the host); xmap makes
             # the columns from it
@@ -409,7 +416,7 @@ def _joined_targets(parts, es, backend="cpu", method="exact"):
         if xt is None:
             xt = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
             lt = _live(xt)
-        _JOINED["last"] = (list(parts), xt, et, lt)
+        _JOINED["last"] = (list(parts), xt, et, lt, on_gpu)
         return xt, et, lt
 
 

@@ -429,6 +429,9 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         fin_y = np.ones((1, Y.shape[1]), bool)
         if S is not None:
             raise ValueError("xmap: resident targets Y take no surrogates")
+        if (Y.xp is np) != (backend != "gpu"):
+            raise ValueError(f"xmap: resident targets Y were made for another backend than "
+                             f"{backend!r}: make them with Resident(Y, {backend!r})")
     else:
         Y = np.asarray(Y, np.float64)
         fin_y = None  # made below when the cache does not hold the targets
