@@ -238,7 +238,7 @@ def test_all_nan_block_warns_naming_its_pairs(series):
 
 
 def test_any_finite_in_pieces():
-    from xedm.labeled.crossmap import _any_finite
+    from xedm.labeled.cross import _any_finite
 
     rng = np.random.default_rng(0)
     for shape in [(1,), (7, 5), (3, 200, 300), (0, 4)]:
@@ -248,9 +248,9 @@ def test_any_finite_in_pieces():
             if a.size:
                 b = a.copy()
                 b.reshape(-1)[rng.integers(a.size)] = 1.0
-                assert _any_finite(b, piece=64) is True
+                assert _any_finite(b, chunk=64) is True
                 b.reshape(-1)[-1] = np.inf
-                assert _any_finite(np.where(np.isfinite(b), np.nan, b), piece=64) is False
+                assert _any_finite(np.where(np.isfinite(b), np.nan, b), chunk=64) is False
 
 
 def test_all_nan_series_named_by_its_label_in_any_chunk(series):

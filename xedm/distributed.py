@@ -430,9 +430,7 @@ def _xmap_block_all(xl, xts, ets, **kw):
 def _xmap_block_all_E(xl, xts, *, E_all, **kw):
     """:func:`_xmap_block_all` with the targets' E given (an array in the task itself: no
     task of its own to fetch from another worker)."""
-    xt, et, lt = _joined_targets([_only(p) for p in xts], [E_all], kw["backend"],
-                                 kw["method"])
-    return _xmap_block(_only(xl), xt, et, lt=lt, **kw)
+    return _xmap_block_all(xl, xts, [E_all], **kw)
 
 
 def _only(v):

@@ -35,6 +35,7 @@ from .checks import (
     check_Tp_list,
 )
 from .cross import (
+    _any_finite,
     any_finite_rows,
     best_Tp,
     check_block_result,
@@ -383,9 +384,9 @@ def xmap_pair_blocks(p: XmapParams, X: xr.DataArray, tdim: str) -> list:
     # of the graph's construction at N = 20,000)
     from dask.base import tokenize
 
-    rho = rho.map_blocks(_pair_block_check(p.labels, p.text), dtype=rho.dtype,
-                         name="xedm-check-" + tokenize(rho.name, p.text,
-                                                       _label_array(p.labels).astype(str)))
+    labels = _label_array(p.labels)
+    rho = rho.map_blocks(_pair_block_check(labels, p.text), dtype=rho.dtype,
+                         name="xedm-check-" + tokenize(rho.name, p.text, labels.astype(str)))
     return [xr.DataArray(rho, dims=_PAIRS), xr.DataArray(Es, dims=["target"])]
 
 
@@ -420,13 +421,6 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
                                   + (", separately at each Tp" if p.lagged else ""))
     ds.attrs["xedm_function"] = "xmap"
     return ds
-
-
-def _any_finite(block: np.ndarray, piece: int = 1 << 16) -> bool:
-    """Whether ``block`` holds a finite value, read in pieces up to the first that does (a
-    map's block of 800 MB: its first piece, not a pass over it all)."""
-    flat = block.reshape(-1)
-    return any(bool(np.isfinite(flat[i:i + piece]).any()) for i in range(0, len(flat), piece))
 
 
 def _pair_block_check(labels, params: str):
