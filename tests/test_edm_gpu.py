@@ -324,8 +324,17 @@ def test_public_xmap_chosen_E_keeps_tables_gpu(kw, nan, monkeypatch):
     b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
     _same(a.copy(), b)
     monkeypatch.setattr(ccm, "XMAP_KEEP_FRACTION", 0.0)  # the two-pass path
+    made = []
+
+    class Counted(ccm.Resident):  # the choice of E takes xmap's copy of X on the device
+        def __init__(self, *a, **k):
+            made.append(1)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(ccm, "Resident", Counted)
     c = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
     assert calls == [True, False]
+    assert len(made) == (0 if nan else 1)
     _same(c, a)
     if "Tp" not in kw and "surrogates" not in kw:
         E_used = a["E"].values

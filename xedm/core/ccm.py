@@ -199,14 +199,35 @@ def _point_sets(X, fin, sl, E_list, tau, lib_mask, pred_t=None) -> Prepared:
                     hi, tau, xexp)
 
 
-def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) -> np.ndarray:
+def _choice_inputs(X, fin, res, sl, E_tab, tau, self_ok, lib_mask=None, pred_t=None):
+    """One batch ``sl`` of the GPU's choice of E: its point sets (library points where the
+    choice's targets are, ``self_ok``, or ``lib_mask`` (T,) holds), the rows each series may
+    predict from itself (``own``), the series and their observations at ``pred_t + 1``.
+    ``res``: the NaN-free series on the device (:class:`Resident`), every series' masks then
+    the first's."""
+    if res is None:
+        lib = self_ok[sl] if lib_mask is None else lib_mask[None] | self_ok[sl]
+        prep = _point_sets(X, fin, sl, E_tab, tau, lib, pred_t)
+        own, y = self_ok[sl], finite_or_zero(X[sl])
+        obs = observed_at(X[sl], prep.pred_t + 1)
+    else:
+        lib = self_ok[0] if lib_mask is None else lib_mask | self_ok[0]
+        prep = res.point_sets(sl, E_tab, tau, lib, pred_t)
+        own = np.broadcast_to(self_ok[0], (prep.Xpad.shape[0], X.shape[1]))
+        y, obs = res.series(sl), res.observed(sl, prep.pred_t + 1)
+    return prep, own, y, obs
+
+
+def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter,
+             res: Resident | None = None) -> np.ndarray:
     """Best leave-one-out simplex E (Tp = 1, highest rho, ties to the smaller E) per series.
 
     Every E of ``E_tab`` for a batch of series comes from one fused sweep
     (:func:`xedm.core.simplex.sweep_predict`: the distances accumulate across E and no
     neighbour table is stored); on the GPU from the kNN passes of :func:`_choose_E_kept`
     (one sorted pass per run of E, a key of more lags for the larger E: 4.7 s against 1.9 s
-    for 20,000 series of 1,450 steps on an H100), its tables dropped.
+    for 20,000 series of 1,450 steps on an H100), its tables dropped.  ``res``: ``X`` already
+    on the device (:class:`Resident`, NaN-free), as :func:`xmap` holds it.
     """
     N, T = X.shape
     E_tab = np.unique(np.asarray(E_tab, np.int64))  # ascending, as the sweep needs
@@ -219,18 +240,11 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter) ->
         per_series = len(E_tab) * T * int(k_all.max()) * 28
         # NaN-free: the series copied once, their point sets made on the device (at N =
         # 20,000, L = 1,450 on an H200, 2.6 s with the host's point sets, 1.3 s without)
-        res = Resident(X, backend) if fin.all() else None
+        if res is None and fin.all():
+            res = Resident(X, backend)
         on_device = []
         for sl in progress(_series_batches(N, per_series, _gpu_batch_bytes())):
-            if res is None:
-                prep = _point_sets(X, fin, sl, E_tab, tau, self_ok[sl])
-                own, y = self_ok[sl], finite_or_zero(X[sl])
-                obs = observed_at(X[sl], prep.pred_t + 1) if len(prep.pred_t) else None
-            else:  # every series' masks are the first's
-                prep = res.point_sets(sl, E_tab, tau, self_ok[0])
-                own = np.broadcast_to(self_ok[0], (prep.Xpad.shape[0], T))
-                y = res.series(sl)
-                obs = res.observed(sl, prep.pred_t + 1) if len(prep.pred_t) else None
+            prep, own, y, obs = _choice_inputs(X, fin, res, sl, E_tab, tau, self_ok)
             if len(prep.pred_t):
                 on_device.append((sl, choose(
                     prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, E_tab, k_all,
@@ -327,13 +341,8 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     choose = get_kernel("xmap_choose_tables", "gpu")
     per_series = len(E_tab) * P * int(depth.max()) * 28  # padded tables, partial lists
     for sl in progress(_series_batches(N, per_series, _gpu_batch_bytes())):
-        if res is None:
-            prep = _point_sets(X, fin, sl, E_tab, tau, lib_mask[None] | self_ok[sl], pred_t)
-            own, y, obs = self_ok[sl], finite_or_zero(X[sl]), observed_at(X[sl], pred_t + 1)
-        else:  # NaN-free: every series' masks are the first's
-            prep = res.point_sets(sl, E_tab, tau, lib_mask | self_ok[0], pred_t)
-            own = np.broadcast_to(self_ok[0], (prep.Xpad.shape[0], T))
-            y, obs = res.series(sl), res.observed(sl, pred_t + 1)
+        prep, own, y, obs = _choice_inputs(X, fin, res, sl, E_tab, tau, self_ok, lib_mask,
+                                           pred_t)
         r, tabs = choose(prep.Xpad, prep.pad, prep.lib_ok, pred_t, prep.pred_ok, E_tab, depth,
                          k_all, prep.tau, excl, prep.q_lo, prep.q_hi, own, y, obs)
         kept.put(sl, E_tab, tabs, prep.pred_ok, r)
@@ -481,7 +490,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                                   reserve=8 * T * M * (1 + n_sur), res=res)
         if kept is None:
             E_used = choose_E(X, E_tab=E_tab, tau=tau, knn=knn, excl=excl, backend=backend,
-                              progress=progress)
+                              progress=progress, res=res)
         else:
             E_used = kept[0]
     else:
