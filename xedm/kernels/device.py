@@ -44,8 +44,61 @@ def upload(a, dtype=None):
     if isinstance(a, np.ndarray) and a.size and 0 in a.strides:
         one = tuple(slice(0, 1) if s == 0 else slice(None) for s in a.strides)
         a = cupy.broadcast_to(cupy.asarray(np.ascontiguousarray(a[one])), a.shape)
+    elif (isinstance(a, np.ndarray) and a.nbytes >= STAGED_MIN_BYTES and a.flags.c_contiguous
+          and a.dtype.kind in "biuf"):
+        a = _staged(a)
     a = cupy.ascontiguousarray(cupy.asarray(a))
     return a if dtype is None else a.astype(dtype, copy=False)
+
+
+STAGED_MIN_BYTES = 16 * 2**20  # host arrays from this size travel through _staged
+STAGED_CHUNK = 16 * 2**20  # bytes per pinned staging buffer (two per device)
+_STAGING: dict = {}
+
+
+def _staged(a):
+    """A large C-contiguous NumPy array ``a`` as a new CuPy array, through two pinned
+    buffers per device: threads copy one chunk of ``a`` into one buffer while the other
+    buffer's chunk travels to the device.  CuPy's own path copies the whole array into
+    pinned memory on one thread first: 18 ms for 80 MB on an H200's host, most of the
+    host's time in an xmap of N = 1,000 series of L = 10,000."""
+    import os
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+    import numpy as np
+
+    dev = cupy.cuda.Device().id
+    st = _STAGING.get(dev)
+    if st is None:
+        workers = max(1, min(8, os.cpu_count() or 1))
+        st = _STAGING[dev] = {
+            "bufs": [cupy.cuda.alloc_pinned_memory(STAGED_CHUNK) for _ in range(2)],
+            "events": [None, None], "lock": threading.Lock(),
+            "pool": ThreadPoolExecutor(workers, thread_name_prefix="xedm-upload"),
+            "workers": workers}
+    out = cupy.empty(a.shape, a.dtype)
+    src = a.reshape(-1).view(np.uint8)
+    n = src.size
+    stream = cupy.cuda.get_current_stream()
+    with st["lock"]:
+        for i, off in enumerate(range(0, n, STAGED_CHUNK)):
+            j = i % 2
+            if st["events"][j] is not None:  # the buffer's last chunk has left it
+                st["events"][j].synchronize()
+            size = min(STAGED_CHUNK, n - off)
+            buf = np.ndarray((size,), np.uint8, buffer=st["bufs"][j])
+            step = -(-size // st["workers"])
+            parts = [(buf[c:c + step], src[off + c:off + min(size, c + step)])
+                     for c in range(0, size, step)]
+            list(st["pool"].map(lambda p: np.copyto(*p), parts))
+            cupy.cuda.runtime.memcpyAsync(out.data.ptr + off, st["bufs"][j].ptr, size,
+                                          cupy.cuda.runtime.memcpyHostToDevice, stream.ptr)
+            ev = cupy.cuda.Event(block=False, disable_timing=True)
+            ev.record(stream)
+            st["events"][j] = ev
+    return out
 
 
 def array_module(a):

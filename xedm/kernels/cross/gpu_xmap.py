@@ -276,7 +276,7 @@ def to_device(a):
 
     if isinstance(a, np.ndarray) and a.ndim == 2 and not a.flags.c_contiguous \
             and a.flags.f_contiguous:
-        return cp.ascontiguousarray(cp.asarray(a.T).T)
+        return cp.ascontiguousarray(upload(a.T).T)
     return upload(a)
 
 
