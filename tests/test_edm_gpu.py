@@ -481,6 +481,26 @@ def test_staged_upload_equals_the_host_array_gpu(monkeypatch):
         np.testing.assert_array_equal(o, a)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 37, 1000, 10000, 16384, 16385])
+def test_argsort_rows_in_shared_memory_equals_a_stable_sort_gpu(n):
+    """The sorted kNN kernel's argsorts (a bitonic network per row in shared memory): the
+    order of NumPy's stable sort, NaN last, for ties, infinities, signed zeros and NaN;
+    rows longer than the shared memory holds take CuPy's sort."""
+    import cupy as cp
+
+    from xedm.kernels.knn.gpu_sort import MAX_N, argsort_rows
+
+    rng = np.random.default_rng(n)
+    a = rng.integers(-4, 5, (5, n)).astype(float)
+    a[0] = rng.normal(size=n)
+    # (a radix sort, CuPy's, puts -0.0 before 0.0)
+    for v in (np.nan, np.inf, -np.inf) + ((-0.0,) if n <= MAX_N else ()):
+        a[1:][rng.random((4, n)) < 0.05] = v
+    got = argsort_rows(cp.asarray(a)).get()
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.argsort(a, axis=1, kind="stable"))
+
+
 @pytest.mark.parametrize("m", [2, 5, 33, 64])
 def test_leading_pair_kernel_equals_the_array_code_gpu(m):
     """The sorted kNN keys' weights: the device kernel's power iteration gives the array

@@ -54,6 +54,7 @@ import numpy as np
 
 from ..device import upload
 from .gpu_keys import row_order, sorted_keys
+from .gpu_sort import argsort_rows
 
 _BLOCK = 128  # prediction rows per block
 _TARGET_THREADS = 1 << 18  # enough rows x slices to fill an H100 (132 SMs x 2048 threads)
@@ -464,8 +465,9 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     qlo = cp.asarray(qlo_h)
     qhi = cp.asarray(qhi_h)
     kmax = max(k_list) if k_list else 1
-    idx = cp.full((nE, B, P, kmax), -1, cp.int64)
-    dist = cp.full((nE, B, P, kmax), cp.inf, cp.float64)
+    # every entry written below (the merge writes (inf, -1) past k; passes of E fill first)
+    idx = cp.empty((nE, B, P, kmax), cp.int64)
+    dist = cp.empty((nE, B, P, kmax), cp.float64)
     if nE == 0 or B == 0 or P == 0:
         return idx, dist
     if T >= 2**31 - 1:
@@ -475,6 +477,9 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
         # smallest E, so the larger E prune with keys of more lags
         cuts = sorted({0, nE} | {int(np.searchsorted(E_list, e)) for e in E_SPLIT
                                  if E_list[0] < e <= E_list[-1]})
+        if len(cuts) > 2:  # a pass's narrower tables fill part of idx/dist
+            idx.fill(-1)
+            dist.fill(cp.inf)
         for a, b in zip(cuts[:-1], cuts[1:], strict=True):
             if a == 0 and b == nE:
                 _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist)
@@ -531,10 +536,10 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     m = min(int(E_list[0]), SORTED_KEY_LAGS)
     keyt, keyt2, m_lags, m2, delta, delta2 = sorted_keys(X, pad, m, tau)
     anyok = lib.any(axis=0)
-    order = cp.argsort(cp.where(anyok, keyt, cp.inf), axis=1)
+    order = argsort_rows(cp.where(anyok, keyt, cp.inf))  # int32, in shared memory
     ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, order, axis=1))
     ckey2 = cp.ascontiguousarray(cp.take_along_axis(keyt2, order, axis=1))
-    cand = order.astype(cp.int32)
+    cand = order.astype(cp.int32, copy=False)
     ncand = anyok.sum(axis=1).astype(cp.int32)
     perm = row_order(keyt[:, pt], keyt2[:, pt])
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1

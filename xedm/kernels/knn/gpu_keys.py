@@ -104,16 +104,27 @@ def row_order(k1, k2, group: int | None = None):
     xp = array_module(k1)
     B, P = k1.shape
     group = row_group(P) if group is None else int(group)
-    p1 = xp.argsort(k1, axis=1)
+    p1 = _argsort_rows(k1, xp)
     nb = -(-P // group)
     extra = nb * group - P
     k2s = xp.take_along_axis(k2, p1, axis=1)
     if extra:  # the last run padded with rows of key +inf, which sort last and are cut
         k2s = xp.concatenate([k2s, xp.full((B, extra), xp.inf)], axis=1)
         p1 = xp.concatenate([p1, xp.zeros((B, extra), p1.dtype)], axis=1)
-    o = xp.argsort(k2s.reshape(B, nb, group), axis=2)
+    o = _argsort_rows(k2s.reshape(B * nb, group), xp).reshape(B, nb, group)
     perm = xp.take_along_axis(p1.reshape(B, nb, group), o, axis=2).reshape(B, nb * group)
     return xp.ascontiguousarray(perm[:, :P].astype(xp.int32))
+
+
+
+def _argsort_rows(a, xp):
+    """Each row of ``a`` (R, n) in ascending order (NaN last): on the device sorted in
+    shared memory (:func:`xedm.kernels.knn.gpu_sort.argsort_rows`)."""
+    if xp is np:
+        return np.argsort(a, axis=1)
+    from .gpu_sort import argsort_rows
+
+    return argsort_rows(a)
 
 
 _PAIR_MAX_M = 64  # the device kernel's largest matrix: two rows of it per lane of a warp
