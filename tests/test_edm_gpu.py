@@ -479,6 +479,18 @@ def test_staged_upload_equals_the_host_array_gpu(monkeypatch):
         outs = list(ex.map(lambda a: device.upload(a).get(), arrays * 3))
     for a, o in zip(arrays * 3, outs, strict=True):
         np.testing.assert_array_equal(o, a)
+    for a in arrays:  # and back: download into a host array
+        out = np.full_like(a, 7)
+        device.download(cp.asarray(a), out)
+        np.testing.assert_array_equal(out, a)
+    monkeypatch.setattr(device, "STAGED_CHUNK", 16 * 2**20)  # chunks copied by threads
+    monkeypatch.setattr(device, "_STAGING", {})
+    big = rng.normal(size=(6, 1_000_003))
+    d = device.upload(big)
+    np.testing.assert_array_equal(d.get(), big)
+    out = np.empty_like(big)
+    device.download(d * 2.0, out)
+    np.testing.assert_array_equal(out, big * 2.0)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 37, 1000, 10000, 16384, 16385])
@@ -499,6 +511,55 @@ def test_argsort_rows_in_shared_memory_equals_a_stable_sort_gpu(n):
     got = argsort_rows(cp.asarray(a)).get()
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, np.argsort(a, axis=1, kind="stable"))
+
+
+@pytest.mark.parametrize("T", [1, 40, 1000, 5000])
+def test_split_sorted_equals_two_stable_sorts_gpu(T):
+    """One sort of every time serves the sorted kNN kernel twice: the candidates in key
+    order (then the others) and the prediction rows in key order equal NumPy's stable
+    argsorts of the masked keys and of the rows' keys, with ties and NaN."""
+    import cupy as cp
+
+    from xedm.kernels.knn.gpu_sort import argsort_rows, split_sorted
+
+    rng = np.random.default_rng(T)
+    B = 7
+    key = rng.integers(0, 6, (B, T)).astype(float)
+    ok = rng.random((B, T)) < 0.8
+    ok[0] = False
+    ok[1] = True
+    key[(rng.random((B, T)) < 0.05) & ~ok] = np.nan  # (a candidate's key is a number)
+    pred_t = np.flatnonzero(rng.random(T) < 0.7)
+    cand, ncand, rows = split_sorted(argsort_rows(cp.asarray(key)), cp.asarray(ok), pred_t)
+    ref = np.argsort(np.where(ok, key, np.inf), axis=1, kind="stable")
+    np.testing.assert_array_equal(ncand.get(), ok.sum(axis=1))
+    for b in range(B):
+        nc = int(ok[b].sum())
+        np.testing.assert_array_equal(cand.get()[b, :nc], ref[b, :nc])
+        assert sorted(cand.get()[b, nc:]) == sorted(np.flatnonzero(~ok[b]))
+    np.testing.assert_array_equal(rows.get(),
+                                  np.argsort(key[:, pred_t], axis=1, kind="stable"))
+
+
+@pytest.mark.parametrize("m,tau", [(1, 1), (5, 1), (4, 3), (12, 2)])
+def test_lag_keys_kernel_equals_the_array_code_gpu(m, tau):
+    """The sorted kNN keys in one kernel: bit for bit the array code's (NumPy) sums, the
+    same weights, products and additions in the same order."""
+    import cupy as cp
+
+    from xedm.kernels.knn import gpu_keys
+
+    rng = np.random.default_rng(m)
+    B, C, T, pad = 5, 2, 300, 30
+    X = rng.normal(size=(B, C, T + pad))
+    w1, w2 = rng.normal(size=(B, m)), rng.normal(size=(B, m))
+    k1, k2 = gpu_keys._lag_keys_device(cp.asarray(X), pad, m, tau, cp.asarray(w1),
+                                       cp.asarray(w2))
+    for w, k in ((w1, k1), (w2, k2)):
+        ref = X[:, 0, pad:] * w[:, :1]
+        for e in range(1, m):
+            ref = ref + w[:, e:e + 1] * X[:, 0, pad - e * tau:T + pad - e * tau]
+        np.testing.assert_array_equal(k.get(), ref)
 
 
 @pytest.mark.parametrize("m", [2, 5, 33, 64])

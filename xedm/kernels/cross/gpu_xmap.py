@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import upload
+from ..device import download, upload
 from ..knn.gpu import _module, knn_device
 from ..predict.constants import D_MIN
 from .gpu_ytile import _PEARSON, ytile, ytile_fits
@@ -295,7 +295,12 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
         rho = xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
         if order_d is not None:
             rho = cp.ascontiguousarray(rho[:, order_d])
-        return rho.get() if out is None else rho.get(out=out)
+        if out is None:
+            return rho.get()
+        if out.flags.c_contiguous and out.nbytes >= DOWNLOAD_MIN_BYTES:
+            download(cp.ascontiguousarray(rho), out)  # through pinned buffers, by threads
+            return out
+        return rho.get(out=out)
     # a large map in pieces of libraries: each piece's copy to the host (on a stream of its
     # own) runs while the device computes the next piece (800 MB at N = 10,000)
     step = max(1, PIPE_BYTES // (nT * 8))
@@ -317,6 +322,7 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
 
 
 PIPE_BYTES = 128 * 2**20  # a piece of the map copied back while the next is computed
+DOWNLOAD_MIN_BYTES = 2**20  # a map from this size comes back through pinned buffers
 
 
 def _copy_back(rho, done, a, b, stream, out):

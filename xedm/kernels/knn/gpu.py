@@ -54,7 +54,7 @@ import numpy as np
 
 from ..device import upload
 from .gpu_keys import row_order, sorted_keys
-from .gpu_sort import argsort_rows
+from .gpu_sort import argsort_rows, split_sorted
 
 _BLOCK = 128  # prediction rows per block
 _TARGET_THREADS = 1 << 18  # enough rows x slices to fill an H100 (132 SMs x 2048 threads)
@@ -536,12 +536,12 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     m = min(int(E_list[0]), SORTED_KEY_LAGS)
     keyt, keyt2, m_lags, m2, delta, delta2 = sorted_keys(X, pad, m, tau)
     anyok = lib.any(axis=0)
-    order = argsort_rows(cp.where(anyok, keyt, cp.inf))  # int32, in shared memory
-    ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, order, axis=1))
-    ckey2 = cp.ascontiguousarray(cp.take_along_axis(keyt2, order, axis=1))
-    cand = order.astype(cp.int32, copy=False)
-    ncand = anyok.sum(axis=1).astype(cp.int32)
-    perm = row_order(keyt[:, pt], keyt2[:, pt])
+    # one sort of every time by the first key (in shared memory) gives the candidates in
+    # key order and the prediction rows in key order (row_order's first sort)
+    cand, ncand, p1 = split_sorted(argsort_rows(keyt), anyok, pt)
+    ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, cand, axis=1))
+    ckey2 = cp.ascontiguousarray(cp.take_along_axis(keyt2, cand, axis=1))
+    perm = row_order(None, keyt2[:, pt], p1=p1)
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)

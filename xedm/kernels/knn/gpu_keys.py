@@ -48,12 +48,15 @@ def sorted_keys(X, pad: int, m: int, tau: int):
         toeplitz = ac[:, xp.abs(i[:, None] - i[None, :])]  # (B, m, m)
         w1, w2 = _leading_pair(toeplitz, xp)
     maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
-    out = []
-    for w in (w1, w2):
-        key = xs * w[:, :1]
-        for e in range(1, m):
-            key = key + w[:, e:e + 1] * X[:, 0, pad - e * tau:W - e * tau]
-        out.append(xp.ascontiguousarray(key))
+    if xp is not np and B and T:  # both keys in one kernel, the same operations in order
+        out = _lag_keys_device(X, pad, m, tau, w1, w2)
+    else:
+        out = []
+        for w in (w1, w2):
+            key = xs * w[:, :1]
+            for e in range(1, m):
+                key = key + w[:, e:e + 1] * X[:, 0, pad - e * tau:W - e * tau]
+            out.append(xp.ascontiguousarray(key))
     # unit weights: ||w||^2 is 1 but for rounding; at least 1 (a zero second key, m = 1, then
     # passes every candidate: 0 * inf would make the reach of an empty list NaN)
     m_lags, m2 = (max(1.0, float((w ** 2).sum(axis=1).max())) if B else 1.0
@@ -91,20 +94,23 @@ def _leading_pair(A, xp, iters: int = 24):
 
 
 def row_group(P: int) -> int:
-    """Rows per run of :func:`row_order`: about sqrt(32 P), a multiple of 32, so that a
+    """Rows per run of :func:`row_order`: about sqrt(32 P), 32 times a power of two, so that a
     warp's rows take as small a share of the first key's range (group / P) as of the
     second's within their run (32 / group)."""
-    return 32 * max(1, int(round(np.sqrt(max(P, 1) / 32.0))))
+    runs = np.sqrt(max(P, 1) / 32.0)  # a power of two: whole bitonic sorts on the device
+    return 32 * 2 ** max(0, int(round(np.log2(max(runs, 1.0)))))
 
 
-def row_order(k1, k2, group: int | None = None):
+def row_order(k1, k2, group: int | None = None, p1=None):
     """The sorted kernel's order of the prediction rows (B, P) of keys ``k1``, ``k2``: by
     ``k1``, then within each run of ``group`` rows (:func:`row_group`) by ``k2``, so that a
-    warp's 32 rows are near in both keys (NumPy or CuPy; int32)."""
-    xp = array_module(k1)
-    B, P = k1.shape
+    warp's 32 rows are near in both keys (NumPy or CuPy; int32).  ``p1``: the rows' order by
+    ``k1`` when known (``k1`` then unused)."""
+    xp = array_module(k2)
+    B, P = k2.shape
     group = row_group(P) if group is None else int(group)
-    p1 = _argsort_rows(k1, xp)
+    if p1 is None:
+        p1 = _argsort_rows(k1, xp)
     nb = -(-P // group)
     extra = nb * group - P
     k2s = xp.take_along_axis(k2, p1, axis=1)
@@ -202,3 +208,50 @@ def _leading_pair_device(A, iters: int):
         kern = _module(("leading_pair",), _PAIR_SOURCE).get_function("leading_pair")
         kern((B,), (32,), (A, np.int64(B), np.int32(m), np.int32(iters), w1, w2))
     return w1, w2
+
+
+_KEYS_SOURCE = r"""
+// sorted_keys' two keys of every state: w_0 x[t] + w_1 x[t - tau] + ... in that order,
+// products and sums rounded one by one (no fused multiply-add), as CuPy's array calls
+extern "C" __global__ void lag_keys(const double* __restrict__ X, const long long B,
+                                    const long long CW, const long long pad,
+                                    const long long T, const int m, const long long tau,
+                                    const double* __restrict__ w1,
+                                    const double* __restrict__ w2, double* __restrict__ k1,
+                                    double* __restrict__ k2)
+{
+    const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= B * T) return;
+    const long long b = e / T, t = e % T;
+    const double* x = X + b * CW + pad + t;
+    const double v = x[0];
+    double a1 = v * w1[b * m], a2 = v * w2[b * m];
+    for (int l = 1; l < m; ++l) {
+        const double u = x[-(long long)l * tau];
+        a1 = a1 + w1[b * m + l] * u;
+        a2 = a2 + w2[b * m + l] * u;
+    }
+    k1[e] = a1;
+    k2[e] = a2;
+}
+"""
+
+
+def _lag_keys_device(X, pad: int, m: int, tau: int, w1, w2):
+    """:func:`sorted_keys`' two keys of the CuPy array X (B, C, W), column 0: one kernel."""
+    import cupy as cp
+
+    from .gpu import _module
+
+    X = cp.ascontiguousarray(X, dtype=cp.float64)
+    B, C, W = X.shape
+    T = W - pad
+    k1 = cp.empty((B, T))
+    k2 = cp.empty((B, T))
+    kern = _module(("lag_keys",), _KEYS_SOURCE).get_function("lag_keys")
+    n = B * T
+    kern((-(-n // 256),), (256,),
+         (X, np.int64(B), np.int64(C * W), np.int64(pad), np.int64(T), np.int32(m),
+          np.int64(tau), cp.ascontiguousarray(w1, dtype=cp.float64),
+          cp.ascontiguousarray(w2, dtype=cp.float64), k1, k2))
+    return [k1, k2]

@@ -1,6 +1,7 @@
 """Rows sorted in shared memory (CuPy): the sorted kNN kernel's three argsorts.
 
     argsort_rows(a) -> (R, n) int32: each row of ``a`` (R, n) float64 in ascending order
+    split_sorted(full, ok, pred_t) -> (candidates, ncand, rows): one sort serves two
 
 One block per row sorts its keys with their positions by a bitonic network in shared
 memory (rows of up to ``MAX_N`` keys: 16,384 keys and positions take 192 KiB, within an
@@ -82,3 +83,96 @@ def argsort_rows(a):
     out = cp.empty((R, n), cp.int32)
     kern((R,), (min(_BT, np2 // 2),), (a, np.int64(n), np.int64(np2), out), shared_mem=smem)
     return out
+
+
+_SPLIT_SOURCE = r"""
+// inclusive sums over the block (blockDim.x a multiple of 32, at most 1024) of a and c
+__device__ void block_scan2(int& a, int& c, int* sh)
+{
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int xa = __shfl_up_sync(0xffffffffu, a, o), xc = __shfl_up_sync(0xffffffffu, c, o);
+        if (lane >= o) { a += xa; c += xc; }
+    }
+    if (lane == 31) { sh[w] = a; sh[32 + w] = c; }
+    __syncthreads();
+    if (w == 0) {
+        int ta = lane < nw ? sh[lane] : 0, tc = lane < nw ? sh[32 + lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int xa = __shfl_up_sync(0xffffffffu, ta, o);
+            const int xc = __shfl_up_sync(0xffffffffu, tc, o);
+            if (lane >= o) { ta += xa; tc += xc; }
+        }
+        sh[64 + lane] = ta; sh[96 + lane] = tc;
+    }
+    __syncthreads();
+    if (w > 0) { a += sh[64 + w - 1]; c += sh[96 + w - 1]; }
+}
+
+// one block per series: the times of ``full`` (every time in key order) split into the
+// candidates (ok[t]) in key order followed by the others, and the prediction rows (inv[t]
+// >= 0: the row's index in pred_t) in key order, as row indices
+extern "C" __global__ void split_sorted(const int* __restrict__ full,
+                                        const unsigned char* __restrict__ ok,
+                                        const int* __restrict__ inv, const long long T,
+                                        const long long P, int* __restrict__ cand,
+                                        int* __restrict__ ncand, int* __restrict__ rows)
+{
+    __shared__ int sh[128];
+    __shared__ int base[3];
+    const long long b = blockIdx.x;
+    const int* f = full + b * T;
+    const unsigned char* o = ok + b * T;
+    int n = 0, z = 0;
+    for (long long i = threadIdx.x; i < T; i += blockDim.x) n += o[i] ? 1 : 0;
+    block_scan2(n, z, sh);
+    if (threadIdx.x == blockDim.x - 1) { base[0] = n; base[1] = 0; base[2] = 0; }
+    __syncthreads();
+    const int total = base[0];
+    for (long long i0 = 0; i0 < T; i0 += blockDim.x) {
+        const long long i = i0 + threadIdx.x;
+        const int t = i < T ? f[i] : 0;
+        int c = (i < T && o[t]) ? 1 : 0, r = (i < T && inv[t] >= 0) ? 1 : 0;
+        const int is_c = c, is_r = r;
+        block_scan2(c, r, sh);
+        const int bc = base[1], br = base[2];
+        if (i < T) {
+            const int C = bc + c;  // candidates among full[0..i]
+            cand[b * T + (is_c ? C - 1 : total + (int)i - C)] = t;
+            if (is_r) rows[b * P + br + r - 1] = inv[t];
+        }
+        __syncthreads();
+        if (threadIdx.x == blockDim.x - 1) { base[1] = bc + c; base[2] = br + r; }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) ncand[b] = total;
+}
+"""
+
+
+def split_sorted(full, ok, pred_t):
+    """From ``full`` (B, T) int32, every time of each series in the order of its keys
+    (:func:`argsort_rows`), and ``ok`` (B, T) bool, each series' library candidates:
+    ``cand`` (B, T) int32, the candidates in key order and then the other times, ``ncand``
+    (B,) int32, and ``rows`` (B, P) int32, the prediction rows ``pred_t`` (ascending, (P,))
+    in key order as indices into ``pred_t``: what ``argsort(where(ok, key, inf))`` and
+    ``argsort(key[:, pred_t])`` give (a stable sort's order), from one sort instead of two."""
+    import cupy as cp
+
+    from .gpu import _module
+
+    B, T = full.shape
+    pt = cp.asarray(pred_t, dtype=cp.int64)
+    P = int(pt.shape[0])
+    inv = cp.full(T, -1, cp.int32)
+    inv[pt] = cp.arange(P, dtype=cp.int32)
+    cand = cp.empty((B, T), cp.int32)
+    ncand = cp.empty(B, cp.int32)
+    rows = cp.empty((B, P), cp.int32)
+    if B and T:
+        kern = _module(("split_sorted",), _SPLIT_SOURCE).get_function("split_sorted")
+        kern((B,), (min(1024, 32 * -(-T // 32)),),
+             (cp.ascontiguousarray(full, dtype=cp.int32),
+              cp.ascontiguousarray(ok).view(cp.uint8), inv, np.int64(T), np.int64(P), cand,
+              ncand, rows))
+    return cand, ncand, rows
