@@ -453,6 +453,38 @@ def test_public_xmap_nan_free_resident_gpu(kw, monkeypatch):
     np.testing.assert_array_equal(upload(view, cp.uint8).get(), view.astype(np.uint8))
 
 
+@pytest.mark.parametrize("kw", [
+    dict(E=3), dict(E=2, Tp=2, exclusion_radius=2), dict(E=None, E_max=4),
+    dict(E=3, surrogates=4, seed=2, surrogate_method="shuffle"), dict(E=2, Tp=[0, 1]),
+])
+@pytest.mark.parametrize("nan", [False, True])
+def test_xmap_in_batches_of_libraries_gpu(kw, nan, monkeypatch):
+    """The map in batches of one library each: with one Tp and no surrogates the tables of
+    the next batch are computed on one stream while the lookups run on another (the
+    pipeline), else one batch after the other (the series kept on the device across
+    them): the CPU's map either way."""
+    from xedm.core import ccm
+
+    monkeypatch.setattr(ccm, "XMAP_PIPE_MIN_LIBS", 1)
+    monkeypatch.setattr(ccm, "XMAP_PIPE_BATCHES", 3)
+    monkeypatch.setattr(ccm, "_gpu_batch_bytes", lambda: 1)
+    monkeypatch.setattr(ccm, "XMAP_KEEP_FRACTION", 0.0)  # E chosen: tables made per batch
+    calls = []
+    real = ccm._pipelined
+
+    def spy(*a):
+        calls.append(1)
+        return real(*a)
+
+    monkeypatch.setattr(ccm, "_pipelined", spy)
+    da = _data(7, n=7, T=240, nan=nan)
+    a = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+    b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
+    _same(a.copy(), b)
+    piped = "surrogates" not in kw and np.ndim(kw.get("Tp", 0)) == 0
+    assert calls == ([1] if piped else [])
+
+
 def test_staged_upload_equals_the_host_array_gpu(monkeypatch):
     """Large host arrays travel through two pinned buffers (chunks copied by threads while
     the other buffer's chunk is in flight): every byte arrives, for odd sizes and chunks,
