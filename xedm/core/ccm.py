@@ -167,8 +167,6 @@ def ccm(
     return out
 
 
-XMAP_PIPE_BATCHES = 2  # the GPU's fixed-E map in this many batches of libraries at least
-XMAP_PIPE_MIN_LIBS = 128  # (when each batch has this many): tables and lookups overlap
 EXACT_LOST_SETS = 64  # up to this many distinct target NaN patterns, depth counted per E
 
 
@@ -353,25 +351,6 @@ def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, 
     kept.keep(E_used)  # only the E in use stay
     pos = {int(e): i for i, e in enumerate(E_tab)}
     return E_used, kept.tables, pred_t, kept.pred_ok, pos
-
-
-def _pipelined(pipe, batches_iter, batches, tables_of, look) -> None:
-    """:func:`xmap`'s batches of libraries on the GPU's two streams (``pipe``,
-    :class:`xedm.kernels.cross.gpu_xmap.Pipeline`): the next batch's tables queued on one
-    before this batch's lookups (``look(libs, tables, oks, pred_t)``) on the other."""
-    with pipe.tables():
-        nxt = tables_of(batches[0])
-        ready = pipe.handoff()
-    for i, libs in enumerate(batches_iter):
-        cur, cur_ready = nxt, ready
-        if i + 1 < len(batches):
-            with pipe.tables():
-                nxt = tables_of(batches[i + 1])
-                ready = pipe.handoff()
-        with pipe.lookups(cur_ready):
-            look(libs, *cur)
-        del cur
-    pipe.close()
 
 
 def _target_columns(Y, S, E_used, E_set, backend, res=None):
@@ -562,32 +541,16 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         per_lib = len(E_set) * T * depth * (28 if gpu else 16)
         batches = _series_batches(N, per_lib,
                                   _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
-
-    def tables_of(libs):
+    for libs in progress(batches):
         if kept is not None:
-            return ([(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set],
-                    [pred_ok[pos[int(e)], libs] for e in E_set], pred_t)
-        idx, dist, pt, ok_b = _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl,
-                                            tgt_sets, backend, method, res)
-        return ([(idx[g], dist[g]) for g in range(len(E_set))],
-                [ok_b[g] for g in range(len(E_set))], pt)
-
-    # the GPU's tables of one batch of libraries computed while the last batch's lookups
-    # run (two streams): the kNN kernel's arithmetic beside the lookups' reads
-    piped = gpu and kept is None and direct and exact_on_gpu(backend, method) \
-        and XMAP_PIPE_BATCHES > 1
-    if piped and len(batches) < XMAP_PIPE_BATCHES:
-        step = -(-N // XMAP_PIPE_BATCHES)
-        if step >= XMAP_PIPE_MIN_LIBS:
-            batches = [slice(a, min(N, a + step)) for a in range(0, N, step)]
-    if piped and len(batches) > 1:
-        _pipelined(get_kernel("xmap_pipeline", "gpu")(), progress(batches), batches,
-                   tables_of, lambda libs, tabs_, oks_, pt_: lookup(
-                       tabs_, Yt, col_group, k_set, int(Tps[0]), pt_, oks_,
-                       out=out["rho"][libs, :, 0], order=inverse))
-        batches = ()  # every batch done
-    for libs in (progress(batches) if batches else ()):
-        tables, oks, pred_t = tables_of(libs)
+            tables = [(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set]
+            oks = [pred_ok[pos[int(e)], libs] for e in E_set]
+        else:
+            idx, dist, pred_t, pred_ok_b = _cross_tables(X, fin, libs, E_set, tau, lib_mask,
+                                                         knn, excl, tgt_sets, backend, method,
+                                                         res)
+            tables = [(idx[g], dist[g]) for g in range(len(E_set))]
+            oks = [pred_ok_b[g] for g in range(len(E_set))]
         for ti, tp in enumerate(Tps):
             if direct:
                 lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks,

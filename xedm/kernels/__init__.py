@@ -162,7 +162,6 @@ register("xmap_skill", "gpu", "cross.gpu_xmap:xmap_skill")
 register("xmap_skill_groups", "gpu", "cross.gpu_xmap:xmap_skill_groups")
 register("xmap_choose_tables", "gpu", "cross.gpu_xmap:choose_tables")
 register("xmap_kept_tables", "gpu", "cross.gpu_xmap:KeptTables")
-register("xmap_pipeline", "gpu", "cross.gpu_xmap:Pipeline")
 register("to_device", "gpu", "cross.gpu_xmap:to_device")
 
 # RQA

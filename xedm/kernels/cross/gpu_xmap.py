@@ -321,42 +321,6 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
     return out
 
 
-class Pipeline:
-    """Two CUDA streams for :func:`xedm.core.ccm.xmap`'s batches of libraries: the tables
-    of the next batch are computed on one (``with p.tables():``) while the lookups of the
-    last run on the other (``with p.lookups(p.handoff()):``, of higher priority, so that
-    their blocks take each multiprocessor that the kNN kernel's leave).  Both start after
-    the work queued so far; ``close`` makes the current stream wait for both."""
-
-    def __init__(self):
-        import cupy as cp
-
-        self.a = cp.cuda.Stream(non_blocking=True)
-        # CUDA clamps a priority to the device's range: -100 is its highest
-        self.b = cp.cuda.Stream(non_blocking=True, priority=-100)
-        before = cp.cuda.get_current_stream().record()
-        self.a.wait_event(before)
-        self.b.wait_event(before)
-
-    def tables(self):
-        return self.a
-
-    def handoff(self):
-        """An event after the tables queued so far."""
-        return self.a.record()
-
-    def lookups(self, ready):
-        self.b.wait_event(ready)
-        return self.b
-
-    def close(self) -> None:
-        import cupy as cp
-
-        cur = cp.cuda.get_current_stream()
-        cur.wait_event(self.a.record())
-        cur.wait_event(self.b.record())
-
-
 PIPE_BYTES = 128 * 2**20  # a piece of the map copied back while the next is computed
 DOWNLOAD_MIN_BYTES = 2**20  # a map from this size comes back through pinned buffers
 
