@@ -162,6 +162,29 @@ def test_many_series_long_library_and_slices(knn_path):
         np.testing.assert_array_equal(gd, cd)
 
 
+@pytest.mark.parametrize("E_list", [[4], [2, 3, 5]])
+def test_knn_device_int32_tables_equal_the_cpu(E_list):
+    """The cross map's int32 tables (straight from the sorted kernel's lists in one pass of
+    one slice, else converted): the CPU's tables, for enough rows that one slice serves."""
+    from xedm.core.embed import LibSpec, prepare
+    from xedm.kernels.knn import gpu as kg
+
+    r = np.random.default_rng(3)
+    B, T = 12, 3000
+    X = np.round(np.cumsum(r.standard_normal((B, 1, T)), axis=-1) * 0.1, 1)
+    prep = prepare(X, X[:, 0], np.array(E_list), 1, 1, LibSpec.whole(T), np.ones(T, bool),
+                   False)
+    assert B * len(prep.pred_t) >= kg.SORTED_SPLIT_ROWS
+    k_list = np.array([E + 1 for E in E_list], np.int64)
+    args = (prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
+            k_list, prep.tau, 0, prep.q_lo, prep.q_hi)
+    gi, gd = kg.knn_device(*args, int32=True)
+    assert gi.dtype == np.int32
+    ci, cd = _cpu("knn_sweep")(*args)
+    np.testing.assert_array_equal(gi.get(), ci)
+    np.testing.assert_array_equal(gd.get(), cd)
+
+
 def test_simplex_predict_and_sweep_equal_cpu_and_naive():
     for X, y, E_list, k_list, tau, excl, Tp, lib, pm in _cases(25, 300):
         lib_ok = problem(X, y, E_list, tau, Tp, lib)

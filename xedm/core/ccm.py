@@ -298,7 +298,8 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
             else res.point_sets(libs, E_set, tau, lib_mask))
     lost = _lost(prep.lib_ok, tgt_sets, T)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
-    idx, dist = native_tables(prep, k_list, excl, backend=backend, method=method)
+    # (the GPU's lookups take int32 indices)
+    idx, dist = native_tables(prep, k_list, excl, backend=backend, method=method, int32=True)
     return idx, dist, prep.pred_t, prep.pred_ok
 
 

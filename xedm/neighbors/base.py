@@ -131,14 +131,16 @@ def exact_on_gpu(backend: str, method) -> bool:
     return True
 
 
-def native_tables(prep, k_list, excl: int, *, backend: str, method="exact"):
+def native_tables(prep, k_list, excl: int, *, backend: str, method="exact",
+                  int32: bool = False):
     """:func:`knn_tables`, except that exact neighbours on the GPU stay on the device (CuPy
     arrays straight from :func:`xedm.kernels.knn.gpu.knn_device`, which the GPU kernels take
-    as they are): for callers that hand the tables to kernels of the same backend only."""
+    as they are; indices int32 there with ``int32``): for callers that hand the tables to
+    kernels of the same backend only."""
     if exact_on_gpu(backend, method):
         return get_kernel("knn_device", "gpu")(
             prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
-            np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi)
+            np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi, int32=int32)
     return knn_tables(prep, k_list, excl, backend=backend, method=method)
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import download, upload
+from ..device import download, prefault, upload
 from ..knn.gpu import _module, knn_device
 from ..predict.constants import D_MIN
 from .gpu_ytile import _PEARSON, ytile, ytile_fits
@@ -291,6 +291,8 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
     nL = int(tables[0][0].shape[0]) if len(tables) else 0
     nT = int(np.shape(Yt)[1])
     order_d = None if order is None else cp.asarray(order)
+    if out is not None and out.flags.c_contiguous and out.nbytes >= DOWNLOAD_MIN_BYTES:
+        prefault(out)  # while the device computes the tables queued before
     if out is None or nL * nT * 8 < 2 * PIPE_BYTES:
         rho = xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
         if order_d is not None:

@@ -443,9 +443,11 @@ def _slices(rows, ncand, per_entry):
     return int(max(1, S))
 
 
-def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
-    """:func:`knn_sweep` on the device: CuPy arrays idx (nE, B, P, kmax) int64 and dist
-    (nE, B, P, kmax) float64.  Inputs may be NumPy or CuPy arrays."""
+def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
+               int32: bool = False):
+    """:func:`knn_sweep` on the device: CuPy arrays idx (nE, B, P, kmax) int64 (int32 with
+    ``int32``, as the cross map's lookups take them) and dist (nE, B, P, kmax) float64.
+    Inputs may be NumPy or CuPy arrays."""
     import cupy as cp
 
     E_list = [int(e) for e in np.asarray(E_list).tolist()]
@@ -465,11 +467,15 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     qlo = cp.asarray(qlo_h)
     qhi = cp.asarray(qhi_h)
     kmax = max(k_list) if k_list else 1
+    # int32 straight from the sorted kernel's lists when one pass of one slice makes them
+    # (else the merge kernel's int64, converted at the end)
+    direct32 = int32 and B * P >= max(SORTED_MIN_ROWS, SORTED_SPLIT_ROWS) and not any(
+        E_list[0] < e <= E_list[-1] for e in E_SPLIT)
     # every entry written below (the merge writes (inf, -1) past k; passes of E fill first)
-    idx = cp.empty((nE, B, P, kmax), cp.int64)
+    idx = cp.empty((nE, B, P, kmax), cp.int32 if direct32 else cp.int64)
     dist = cp.empty((nE, B, P, kmax), cp.float64)
     if nE == 0 or B == 0 or P == 0:
-        return idx, dist
+        return idx.astype(cp.int32 if int32 else cp.int64, copy=False), dist
     if T >= 2**31 - 1:
         raise ValueError("series longer than 2^31 - 2 steps are not supported on the GPU")
     if B * P >= SORTED_MIN_ROWS:
@@ -494,7 +500,7 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     else:
         _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx,
               dist)
-    return idx, dist
+    return (idx.astype(cp.int32) if int32 and not direct32 else idx), dist
 
 
 def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx, dist):

@@ -47,7 +47,17 @@ def sorted_keys(X, pad: int, m: int, tau: int):
         i = xp.arange(m)
         toeplitz = ac[:, xp.abs(i[:, None] - i[None, :])]  # (B, m, m)
         w1, w2 = _leading_pair(toeplitz, xp)
-    maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
+    if B and xp is not np:  # the five scalars below in one copy from the device
+        maxabs, s1, s2, a1, a2 = (float(v) for v in xp.stack(
+            [xp.abs(X[:, 0]).max() if X.size else xp.zeros(()),
+             *((w ** 2).sum(axis=1).max() for w in (w1, w2)),
+             *(xp.abs(w).sum(axis=1).max() for w in (w1, w2))]).get())
+    elif B:
+        maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
+        s1, s2 = (float((w ** 2).sum(axis=1).max()) for w in (w1, w2))
+        a1, a2 = (float(xp.abs(w).sum(axis=1).max()) for w in (w1, w2))
+    else:
+        maxabs = s1 = s2 = a1 = a2 = 0.0
     if xp is not np and B and T:  # both keys in one kernel, the same operations in order
         out = _lag_keys_device(X, pad, m, tau, w1, w2)
     else:
@@ -59,10 +69,8 @@ def sorted_keys(X, pad: int, m: int, tau: int):
             out.append(xp.ascontiguousarray(key))
     # unit weights: ||w||^2 is 1 but for rounding; at least 1 (a zero second key, m = 1, then
     # passes every candidate: 0 * inf would make the reach of an empty list NaN)
-    m_lags, m2 = (max(1.0, float((w ** 2).sum(axis=1).max())) if B else 1.0
-                  for w in (w1, w2))
-    delta, delta2 = (m * float(xp.abs(w).sum(axis=1).max()) * maxabs * 2.0**-52 if B else 0.0
-                     for w in (w1, w2))
+    m_lags, m2 = (max(1.0, v) if B else 1.0 for v in (s1, s2))
+    delta, delta2 = (m * v * maxabs * 2.0**-52 if B else 0.0 for v in (a1, a2))
     return out[0], out[1], m_lags, m2, delta, delta2
 
 
