@@ -582,15 +582,21 @@ def test_split_sorted_equals_two_stable_sorts_gpu(T):
     ok[1] = True
     key[(rng.random((B, T)) < 0.05) & ~ok] = np.nan  # (a candidate's key is a number)
     pred_t = np.flatnonzero(rng.random(T) < 0.7)
-    cand, ncand, rows = split_sorted(argsort_rows(cp.asarray(key)), cp.asarray(ok), pred_t)
+    key2 = rng.normal(size=(B, T))
+    cand, ncand, rows, ckey, ckey2, rkey2 = (
+        a.get() for a in split_sorted(argsort_rows(cp.asarray(key)), cp.asarray(ok), pred_t,
+                                      cp.asarray(key), cp.asarray(key2)))
     ref = np.argsort(np.where(ok, key, np.inf), axis=1, kind="stable")
-    np.testing.assert_array_equal(ncand.get(), ok.sum(axis=1))
+    np.testing.assert_array_equal(ncand, ok.sum(axis=1))
     for b in range(B):
         nc = int(ok[b].sum())
-        np.testing.assert_array_equal(cand.get()[b, :nc], ref[b, :nc])
-        assert sorted(cand.get()[b, nc:]) == sorted(np.flatnonzero(~ok[b]))
-    np.testing.assert_array_equal(rows.get(),
-                                  np.argsort(key[:, pred_t], axis=1, kind="stable"))
+        np.testing.assert_array_equal(cand[b, :nc], ref[b, :nc])
+        assert sorted(cand[b, nc:]) == sorted(np.flatnonzero(~ok[b]))
+    rows_ref = np.argsort(key[:, pred_t], axis=1, kind="stable")
+    np.testing.assert_array_equal(rows, rows_ref)
+    np.testing.assert_array_equal(ckey, np.take_along_axis(key, cand, axis=1))
+    np.testing.assert_array_equal(ckey2, np.take_along_axis(key2, cand, axis=1))
+    np.testing.assert_array_equal(rkey2, np.take_along_axis(key2[:, pred_t], rows_ref, axis=1))
 
 
 @pytest.mark.parametrize("m,tau", [(1, 1), (5, 1), (4, 3), (12, 2)])

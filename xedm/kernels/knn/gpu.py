@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import upload
-from .gpu_keys import row_order, sorted_keys
+from .gpu_keys import runs_order, sorted_keys
 from .gpu_sort import argsort_rows, split_sorted
 
 _BLOCK = 128  # prediction rows per block
@@ -544,10 +544,9 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
     anyok = lib.any(axis=0)
     # one sort of every time by the first key (in shared memory) gives the candidates in
     # key order and the prediction rows in key order (row_order's first sort)
-    cand, ncand, p1 = split_sorted(argsort_rows(keyt), anyok, pt)
-    ckey = cp.ascontiguousarray(cp.take_along_axis(keyt, cand, axis=1))
-    ckey2 = cp.ascontiguousarray(cp.take_along_axis(keyt2, cand, axis=1))
-    perm = row_order(None, keyt2[:, pt], p1=p1)
+    cand, ncand, p1, ckey, ckey2, k2s = split_sorted(argsort_rows(keyt), anyok, pt, keyt,
+                                                     keyt2)
+    perm = runs_order(p1, k2s)
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)

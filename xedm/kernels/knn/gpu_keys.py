@@ -109,26 +109,29 @@ def row_group(P: int) -> int:
     return 32 * 2 ** max(0, int(round(np.log2(max(runs, 1.0)))))
 
 
-def row_order(k1, k2, group: int | None = None, p1=None):
+def row_order(k1, k2, group: int | None = None):
     """The sorted kernel's order of the prediction rows (B, P) of keys ``k1``, ``k2``: by
     ``k1``, then within each run of ``group`` rows (:func:`row_group`) by ``k2``, so that a
-    warp's 32 rows are near in both keys (NumPy or CuPy; int32).  ``p1``: the rows' order by
-    ``k1`` when known (``k1`` then unused)."""
-    xp = array_module(k2)
-    B, P = k2.shape
+    warp's 32 rows are near in both keys (NumPy or CuPy; int32)."""
+    xp = array_module(k1)
+    p1 = _argsort_rows(k1, xp)
+    return runs_order(p1, xp.take_along_axis(k2, p1, axis=1), group)
+
+
+def runs_order(p1, k2s, group: int | None = None):
+    """:func:`row_order` from the rows' order by the first key, ``p1`` (B, P), and their
+    second keys in that order, ``k2s`` (B, P)."""
+    xp = array_module(k2s)
+    B, P = k2s.shape
     group = row_group(P) if group is None else int(group)
-    if p1 is None:
-        p1 = _argsort_rows(k1, xp)
     nb = -(-P // group)
     extra = nb * group - P
-    k2s = xp.take_along_axis(k2, p1, axis=1)
     if extra:  # the last run padded with rows of key +inf, which sort last and are cut
         k2s = xp.concatenate([k2s, xp.full((B, extra), xp.inf)], axis=1)
         p1 = xp.concatenate([p1, xp.zeros((B, extra), p1.dtype)], axis=1)
     o = _argsort_rows(k2s.reshape(B * nb, group), xp).reshape(B, nb, group)
     perm = xp.take_along_axis(p1.reshape(B, nb, group), o, axis=2).reshape(B, nb * group)
     return xp.ascontiguousarray(perm[:, :P].astype(xp.int32))
-
 
 
 def _argsort_rows(a, xp):

@@ -1,7 +1,8 @@
 """Rows sorted in shared memory (CuPy): the sorted kNN kernel's three argsorts.
 
     argsort_rows(a) -> (R, n) int32: each row of ``a`` (R, n) float64 in ascending order
-    split_sorted(full, ok, pred_t) -> (candidates, ncand, rows): one sort serves two
+    split_sorted(full, ok, pred_t, key, key2) -> candidates, rows, their keys: one sort,
+        two orders
 
 One block per row sorts its keys with their positions by a bitonic network in shared
 memory (rows of up to ``MAX_N`` keys: 16,384 keys and positions take 192 KiB, within an
@@ -45,7 +46,8 @@ extern "C" __global__ void argsort_rows(const double* __restrict__ a, const long
     __syncthreads();
     const int mask = (1 << 29) - 1;
     for (long long k = 2; k <= np2; k <<= 1) {
-        for (long long j = k >> 1; j > 0; j >>= 1) {
+        long long j = k >> 1;
+        for (; j >= 32; j >>= 1) {  // partners in other warps: through shared memory
             for (long long p = threadIdx.x; p < (np2 >> 1); p += blockDim.x) {
                 const long long i = 2 * j * (p / j) + (p % j), l = i + j;
                 const bool up = (i & k) == 0;
@@ -58,6 +60,24 @@ extern "C" __global__ void argsort_rows(const double* __restrict__ a, const long
             }
             __syncthreads();
         }
+        // j < 32: element i's partner i ^ j is lane ^ j of the same warp (blockDim.x a
+        // multiple of 32): the rest of this k's stages in registers, by shuffles
+        for (long long i0 = 0; i0 < np2; i0 += blockDim.x) {
+            const long long i = i0 + threadIdx.x;
+            double kv = i < np2 ? key[i] : 0.0;
+            int pv = i < np2 ? pos[i] : (2 << 29);
+            const bool up = (i & k) == 0;
+            for (long long jj = j; jj > 0; jj >>= 1) {
+                const double ko = __shfl_xor_sync(0xffffffffu, kv, (int)jj);
+                const int po = __shfl_xor_sync(0xffffffffu, pv, (int)jj);
+                const bool other_first = before(ko, po & mask, po >> 29, kv, pv & mask,
+                                                pv >> 29);
+                // the lower of the pair keeps the pair's first when ascending (up)
+                if (((i & jj) == 0) == up ? other_first : !other_first) { kv = ko; pv = po; }
+            }
+            if (i < np2) { key[i] = kv; pos[i] = pv; }
+        }
+        __syncthreads();
     }
     int* outr = out + r * n;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) outr[i] = pos[i] & mask;
@@ -81,7 +101,8 @@ def argsort_rows(a):
     kern = _module(("argsort_rows",), _SOURCE).get_function("argsort_rows")
     kern.max_dynamic_shared_size_bytes = smem
     out = cp.empty((R, n), cp.int32)
-    kern((R,), (min(_BT, np2 // 2),), (a, np.int64(n), np.int64(np2), out), shared_mem=smem)
+    kern((R,), (min(_BT, max(32, np2 // 2)),), (a, np.int64(n), np.int64(np2), out),
+         shared_mem=smem)
     return out
 
 
@@ -115,8 +136,12 @@ __device__ void block_scan2(int& a, int& c, int* sh)
 extern "C" __global__ void split_sorted(const int* __restrict__ full,
                                         const unsigned char* __restrict__ ok,
                                         const int* __restrict__ inv, const long long T,
-                                        const long long P, int* __restrict__ cand,
-                                        int* __restrict__ ncand, int* __restrict__ rows)
+                                        const long long P, const double* __restrict__ key,
+                                        const double* __restrict__ key2,
+                                        int* __restrict__ cand, int* __restrict__ ncand,
+                                        int* __restrict__ rows, double* __restrict__ ckey,
+                                        double* __restrict__ ckey2,
+                                        double* __restrict__ rkey2)
 {
     __shared__ int sh[128];
     __shared__ int base[3];
@@ -138,8 +163,15 @@ extern "C" __global__ void split_sorted(const int* __restrict__ full,
         const int bc = base[1], br = base[2];
         if (i < T) {
             const int C = bc + c;  // candidates among full[0..i]
-            cand[b * T + (is_c ? C - 1 : total + (int)i - C)] = t;
-            if (is_r) rows[b * P + br + r - 1] = inv[t];
+            const long long at = b * T + (is_c ? C - 1 : total + (int)i - C);
+            const double k1 = key[b * T + t], k2 = key2[b * T + t];
+            cand[at] = t;
+            ckey[at] = k1;
+            ckey2[at] = k2;
+            if (is_r) {
+                rows[b * P + br + r - 1] = inv[t];
+                rkey2[b * P + br + r - 1] = k2;
+            }
         }
         __syncthreads();
         if (threadIdx.x == blockDim.x - 1) { base[1] = bc + c; base[2] = br + r; }
@@ -150,13 +182,16 @@ extern "C" __global__ void split_sorted(const int* __restrict__ full,
 """
 
 
-def split_sorted(full, ok, pred_t):
-    """From ``full`` (B, T) int32, every time of each series in the order of its keys
+def split_sorted(full, ok, pred_t, key, key2):
+    """From ``full`` (B, T) int32, every time of each series in the order of its ``key``
     (:func:`argsort_rows`), and ``ok`` (B, T) bool, each series' library candidates:
     ``cand`` (B, T) int32, the candidates in key order and then the other times, ``ncand``
     (B,) int32, and ``rows`` (B, P) int32, the prediction rows ``pred_t`` (ascending, (P,))
     in key order as indices into ``pred_t``: what ``argsort(where(ok, key, inf))`` and
-    ``argsort(key[:, pred_t])`` give (a stable sort's order), from one sort instead of two."""
+    ``argsort(key[:, pred_t])`` give (a stable sort's order), from one sort instead of two.
+    Also gathered on the way: ``key`` and ``key2`` (B, T) in the order of ``cand``, and
+    ``key2`` of the rows in the order of ``rows``.  Returns (cand, ncand, rows, ckey, ckey2,
+    rkey2)."""
     import cupy as cp
 
     from .gpu import _module
@@ -169,10 +204,15 @@ def split_sorted(full, ok, pred_t):
     cand = cp.empty((B, T), cp.int32)
     ncand = cp.empty(B, cp.int32)
     rows = cp.empty((B, P), cp.int32)
+    ckey = cp.empty((B, T))
+    ckey2 = cp.empty((B, T))
+    rkey2 = cp.empty((B, P))
     if B and T:
         kern = _module(("split_sorted",), _SPLIT_SOURCE).get_function("split_sorted")
         kern((B,), (min(1024, 32 * -(-T // 32)),),
              (cp.ascontiguousarray(full, dtype=cp.int32),
-              cp.ascontiguousarray(ok).view(cp.uint8), inv, np.int64(T), np.int64(P), cand,
-              ncand, rows))
-    return cand, ncand, rows
+              cp.ascontiguousarray(ok).view(cp.uint8), inv, np.int64(T), np.int64(P),
+              cp.ascontiguousarray(key, dtype=cp.float64),
+              cp.ascontiguousarray(key2, dtype=cp.float64), cand, ncand, rows, ckey, ckey2,
+              rkey2))
+    return cand, ncand, rows, ckey, ckey2, rkey2
