@@ -45,11 +45,12 @@ extern "C" __global__ void argsort_rows(const double* __restrict__ a, const long
     }
     __syncthreads();
     const int mask = (1 << 29) - 1;
-    for (long long k = 2; k <= np2; k <<= 1) {
-        long long j = k >> 1;
+    const int m2 = (int)np2;  // (int arithmetic, j a power of two: no 64-bit division)
+    for (int k = 2; k <= m2; k <<= 1) {
+        int j = k >> 1;
         for (; j >= 32; j >>= 1) {  // partners in other warps: through shared memory
-            for (long long p = threadIdx.x; p < (np2 >> 1); p += blockDim.x) {
-                const long long i = 2 * j * (p / j) + (p % j), l = i + j;
+            for (int p = threadIdx.x; p < (m2 >> 1); p += blockDim.x) {
+                const int i = ((p & ~(j - 1)) << 1) | (p & (j - 1)), l = i + j;
                 const bool up = (i & k) == 0;
                 const double ki = key[i], kl = key[l];
                 const int pi = pos[i], pl = pos[l];
@@ -62,20 +63,20 @@ extern "C" __global__ void argsort_rows(const double* __restrict__ a, const long
         }
         // j < 32: element i's partner i ^ j is lane ^ j of the same warp (blockDim.x a
         // multiple of 32): the rest of this k's stages in registers, by shuffles
-        for (long long i0 = 0; i0 < np2; i0 += blockDim.x) {
-            const long long i = i0 + threadIdx.x;
-            double kv = i < np2 ? key[i] : 0.0;
-            int pv = i < np2 ? pos[i] : (2 << 29);
+        for (int i0 = 0; i0 < m2; i0 += blockDim.x) {
+            const int i = i0 + threadIdx.x;
+            double kv = i < m2 ? key[i] : 0.0;
+            int pv = i < m2 ? pos[i] : (2 << 29);
             const bool up = (i & k) == 0;
-            for (long long jj = j; jj > 0; jj >>= 1) {
-                const double ko = __shfl_xor_sync(0xffffffffu, kv, (int)jj);
-                const int po = __shfl_xor_sync(0xffffffffu, pv, (int)jj);
+            for (int jj = j; jj > 0; jj >>= 1) {
+                const double ko = __shfl_xor_sync(0xffffffffu, kv, jj);
+                const int po = __shfl_xor_sync(0xffffffffu, pv, jj);
                 const bool other_first = before(ko, po & mask, po >> 29, kv, pv & mask,
                                                 pv >> 29);
                 // the lower of the pair keeps the pair's first when ascending (up)
                 if (((i & jj) == 0) == up ? other_first : !other_first) { kv = ko; pv = po; }
             }
-            if (i < np2) { key[i] = kv; pos[i] = pv; }
+            if (i < m2) { key[i] = kv; pos[i] = pv; }
         }
         __syncthreads();
     }
