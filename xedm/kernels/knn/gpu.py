@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import upload
+from .gpu_compile import _module
 from .gpu_keys import runs_order, sorted_keys
 from .gpu_sort import argsort_rows, split_sorted
 
@@ -67,8 +68,6 @@ SORTED_SPLIT_ROWS = 2**15  # below it, each warp's walk in two slices (left, rig
 SORTED_KEY_LAGS = 64  # lags summed into the sorted kernel's key at most
 E_SPLIT = (3, 6, 9)  # several E: one sorted pass per run of E between these (keys of more lags;
 # E = 1..10 at N = 1,000, L = 10,000 on an H200: 0.91 s against 1.00 s with (3, 6))
-
-_CACHE: dict = {}
 
 # the tie rule, (distance, |t_pred - t_lib|, t_lib) ascending: spliced into every CUDA source
 # that orders neighbours (here, the ccm kernels, ivf's scan in gpu_ivf.py)
@@ -398,16 +397,6 @@ extern "C" __global__ void knn_merge(
     }
 }
 """
-
-
-def _module(key, source):
-    mod = _CACHE.get(key)
-    if mod is None:
-        import cupy as cp
-
-        mod = cp.RawModule(code=source, options=("--fmad=false", "--std=c++17"))
-        _CACHE[key] = mod
-    return mod
 
 
 def _merge_kernel():

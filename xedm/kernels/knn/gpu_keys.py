@@ -209,7 +209,7 @@ def _leading_pair_device(A, iters: int):
     """:func:`_leading_pair` of a CuPy stack A (B, m <= 64, m): one warp per matrix."""
     import cupy as cp
 
-    from .gpu import _module
+    from .gpu_compile import _module
 
     B, m, _ = A.shape
     A = cp.ascontiguousarray(A, dtype=cp.float64)
@@ -252,7 +252,7 @@ def _lag_keys_device(X, pad: int, m: int, tau: int, w1, w2):
     """:func:`sorted_keys`' two keys of the CuPy array X (B, C, W), column 0: one kernel."""
     import cupy as cp
 
-    from .gpu import _module
+    from .gpu_compile import _module
 
     X = cp.ascontiguousarray(X, dtype=cp.float64)
     B, C, W = X.shape

@@ -91,7 +91,7 @@ def argsort_rows(a):
     position order: int32 (R, n)."""
     import cupy as cp
 
-    from .gpu import _module
+    from .gpu_compile import _module
 
     a = cp.ascontiguousarray(a, dtype=cp.float64)
     R, n = a.shape
@@ -195,7 +195,7 @@ def split_sorted(full, ok, pred_t, key, key2):
     rkey2)."""
     import cupy as cp
 
-    from .gpu import _module
+    from .gpu_compile import _module
 
     B, T = full.shape
     pt = cp.asarray(pred_t, dtype=cp.int64)
