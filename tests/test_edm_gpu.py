@@ -487,9 +487,15 @@ def test_xmap_in_batches_of_libraries_gpu(kw, nan, monkeypatch):
     E chosen.  (A batch's null summary once took the name of the device's copy of the
     series, and the next batch failed.)"""
     from xedm.core import ccm
+    from xedm.kernels import device
+    from xedm.kernels.cross import gpu_xmap
 
     monkeypatch.setattr(ccm, "_gpu_batch_bytes", lambda: 1)
     monkeypatch.setattr(ccm, "XMAP_KEEP_FRACTION", 0.0)  # E chosen: tables made per batch
+    # every copy through the pinned buffers: the series up, each batch's map back (its
+    # columns put in the targets' order first when E is chosen) into prefaulted memory
+    monkeypatch.setattr(device, "STAGED_MIN_BYTES", 1)
+    monkeypatch.setattr(gpu_xmap, "DOWNLOAD_MIN_BYTES", 0)
     calls = []
     real = ccm._cross_tables
 
@@ -543,6 +549,8 @@ def test_staged_upload_equals_the_host_array_gpu(monkeypatch):
     out = np.empty_like(big)
     device.download(d * 2.0, out)
     np.testing.assert_array_equal(out, big * 2.0)
+    with pytest.raises(ValueError, match="one size"):
+        device.download(d[:3], out)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 37, 1000, 10000, 16384, 16385])
@@ -563,6 +571,21 @@ def test_argsort_rows_in_shared_memory_equals_a_stable_sort_gpu(n):
     got = argsort_rows(cp.asarray(a)).get()
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, np.argsort(a, axis=1, kind="stable"))
+
+
+def test_argsort_rows_beyond_the_shared_memory_takes_cupy_gpu(monkeypatch):
+    """A device whose shared memory does not hold a row (an A100 from 8,193 keys) sorts
+    with CuPy: the same order."""
+    import cupy as cp
+
+    from xedm.kernels.knn import gpu_compile
+    from xedm.kernels.knn.gpu_sort import argsort_rows
+
+    dev = cp.cuda.Device().id
+    monkeypatch.setitem(gpu_compile._LIMITS, dev, (4096, gpu_compile.device_limits()[1]))
+    a = np.random.default_rng(1).integers(0, 9, (3, 1000)).astype(float)
+    np.testing.assert_array_equal(argsort_rows(cp.asarray(a)).get(),
+                                  np.argsort(a, axis=1, kind="stable"))
 
 
 @pytest.mark.parametrize("T", [1, 40, 1000, 5000])

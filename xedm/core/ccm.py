@@ -231,6 +231,8 @@ def choose_E(X, *, E_tab, tau, knn, excl, backend, progress: Callable = iter,
     """
     N, T = X.shape
     E_tab = np.unique(np.asarray(E_tab, np.int64))  # ascending, as the sweep needs
+    if backend != "gpu":
+        res = None  # (the CPU's sweep indexes the masks by series)
     # with X on the device (NaN-free), one row of masks stands for every series'
     fin = np.isfinite(X) if res is None else np.ones((1, T), bool)
     self_ok = _target_ok(fin, T, 1)

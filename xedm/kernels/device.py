@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 
 def device_count() -> int:
     """CUDA devices this process sees (0 without CuPy or a driver)."""
@@ -54,6 +56,7 @@ def upload(a, dtype=None):
 STAGED_MIN_BYTES = 16 * 2**20  # host arrays from this size travel through _staged
 STAGED_CHUNK = 16 * 2**20  # bytes per pinned staging buffer (two per device)
 _STAGING: dict = {}
+_STAGING_LOCK = threading.Lock()  # the first call on a device makes its buffers once
 
 
 def _staged(a):
@@ -94,6 +97,10 @@ def download(a, out) -> None:
     import cupy
     import numpy as np
 
+    if a.nbytes != out.nbytes or a.dtype != out.dtype or not (
+            a.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError(f"download: a {a.dtype} {a.shape} into out {out.dtype} {out.shape}, "
+                         "both C-contiguous and of one size")
     st = _staging()
     dst = out.reshape(-1).view(np.uint8)
     n = dst.size
@@ -115,15 +122,19 @@ def download(a, out) -> None:
             ev.record(stream)
             pending[j] = (off, size, ev)
 
-        for i in range(min(2, len(offs))):
-            fetch(i)
-        for i in range(len(offs)):
-            off, size, ev = pending[i % 2]
-            ev.synchronize()
-            _copy(st, dst[off:off + size],
-                  np.ndarray((size,), np.uint8, buffer=st["bufs"][i % 2]))
-            if i + 2 < len(offs):
-                fetch(i + 2)
+        try:
+            for i in range(min(2, len(offs))):
+                fetch(i)
+            for i in range(len(offs)):
+                off, size, ev = pending[i % 2]
+                ev.synchronize()
+                _copy(st, dst[off:off + size],
+                      np.ndarray((size,), np.uint8, buffer=st["bufs"][i % 2]))
+                if i + 2 < len(offs):
+                    fetch(i + 2)
+        finally:  # no copy into a buffer outlives this call (an error above included)
+            for _, _, ev in pending.values():
+                ev.synchronize()
 
 
 def prefault(out) -> None:
@@ -142,14 +153,18 @@ def _staging() -> dict:
     """The current device's two pinned buffers, their last copies' events, a lock and the
     threads that copy on the host."""
     import os
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import cupy
 
     dev = cupy.cuda.Device().id
     st = _STAGING.get(dev)
-    if st is None:
+    if st is not None:
+        return st
+    with _STAGING_LOCK:
+        st = _STAGING.get(dev)
+        if st is not None:
+            return st
         workers = max(1, min(8, os.cpu_count() or 1))
         st = _STAGING[dev] = {
             "bufs": [cupy.cuda.alloc_pinned_memory(STAGED_CHUNK) for _ in range(2)],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..knn.gpu import _module
+from ..knn.gpu_compile import device_limits
 
 # rho from the shifted Pearson sums of n rows (NaN below 3 rows or without variance): one
 # device function for every lookup kernel (gpu_xmap's general and tiled ones, this one)
@@ -145,19 +146,11 @@ BT = 512  # threads per block
 RPI = None  # rows per lane and iteration (None: about 24 entries in flight, at most 4)
 COLUMNS = (16, 8)  # columns per tile, the widest that fits first
 MAX_K = 16  # entries per row held in registers at most
-_SMEM_OPTIN: dict = {}
 
 
 def _smem_limit() -> tuple[int, int]:
     """(opt-in shared memory per block in bytes, multiprocessors) of the current device."""
-    import cupy as cp
-
-    dev = cp.cuda.Device().id
-    if dev not in _SMEM_OPTIN:
-        props = cp.cuda.runtime.getDeviceProperties(dev)
-        _SMEM_OPTIN[dev] = (int(props.get("sharedMemPerBlockOptin", props["sharedMemPerBlock"])),
-                            int(props["multiProcessorCount"]))
-    return _SMEM_OPTIN[dev]
+    return device_limits()
 
 
 def _smem_bytes(T: int, C: int) -> int:

@@ -458,8 +458,8 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     kmax = max(k_list) if k_list else 1
     # int32 straight from the sorted kernel's lists when one pass of one slice makes them
     # (else the merge kernel's int64, converted at the end)
-    direct32 = int32 and B * P >= max(SORTED_MIN_ROWS, SORTED_SPLIT_ROWS) and not any(
-        E_list[0] < e <= E_list[-1] for e in E_SPLIT)
+    direct32 = int32 and nE > 0 and B * P >= max(SORTED_MIN_ROWS, SORTED_SPLIT_ROWS) \
+        and not any(E_list[0] < e <= E_list[-1] for e in E_SPLIT)
     # every entry written below (the merge writes (inf, -1) past k; passes of E fill first)
     idx = cp.empty((nE, B, P, kmax), cp.int32 if direct32 else cp.int64)
     dist = cp.empty((nE, B, P, kmax), cp.float64)

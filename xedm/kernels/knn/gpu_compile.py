@@ -15,3 +15,18 @@ def _module(key, source):
         mod = cp.RawModule(code=source, options=("--fmad=false", "--std=c++17"))
         _CACHE[key] = mod
     return mod
+
+
+_LIMITS: dict = {}
+
+
+def device_limits() -> tuple[int, int]:
+    """(opt-in shared memory per block in bytes, multiprocessors) of the current device."""
+    import cupy as cp
+
+    dev = cp.cuda.Device().id
+    if dev not in _LIMITS:
+        props = cp.cuda.runtime.getDeviceProperties(dev)
+        _LIMITS[dev] = (int(props.get("sharedMemPerBlockOptin", props["sharedMemPerBlock"])),
+                        int(props["multiProcessorCount"]))
+    return _LIMITS[dev]

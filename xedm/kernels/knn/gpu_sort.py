@@ -1,16 +1,17 @@
-"""Rows sorted in shared memory (CuPy): the sorted kNN kernel's three argsorts.
+"""Rows sorted in shared memory (CuPy): the sorted kNN kernel's argsorts.
 
     argsort_rows(a) -> (R, n) int32: each row of ``a`` (R, n) float64 in ascending order
     split_sorted(full, ok, pred_t, key, key2) -> candidates, rows, their keys: one sort,
         two orders
 
 One block per row sorts its keys with their positions by a bitonic network in shared
-memory (rows of up to ``MAX_N`` keys: 16,384 keys and positions take 192 KiB, within an
-H100's or H200's 227 KiB), ordered by (key, position) with NaN after every number: the
-order of a stable sort, the one ``cupy.argsort`` gives (cub's radix sort).  At N = 1,000
-series of L = 10,000 the three sorts of :func:`xedm.kernels.knn.gpu._sorted` took 9.6 ms
-of a 0.135 s cross map with CuPy's segmented radix sort (one launch per pass of 8 bits
-over 64-bit keys).  Longer rows take ``cupy.argsort``.
+memory (rows of up to ``MAX_N`` keys, as the device's shared memory holds them: 16,384 take
+192 KiB, within an H100's or H200's 227 KiB), ordered by (key, position) with NaN after
+every number: the order of a stable sort, the one ``cupy.argsort`` gives (cub's radix
+sort).  At N = 1,000 series of L = 10,000 the three sorts of
+:func:`xedm.kernels.knn.gpu._sorted` took 9.6 ms of a 0.135 s cross map with CuPy's
+segmented radix sort; the two that remain (one serves two orders) take 2.3 ms.  Longer
+rows take ``cupy.argsort``.
 """
 
 from __future__ import annotations
@@ -91,16 +92,19 @@ def argsort_rows(a):
     position order: int32 (R, n)."""
     import cupy as cp
 
-    from .gpu_compile import _module
+    from .gpu_compile import _module, device_limits
 
     a = cp.ascontiguousarray(a, dtype=cp.float64)
     R, n = a.shape
-    if n > MAX_N or n == 0 or R == 0:
-        return cp.argsort(a, axis=1).astype(cp.int32)
     np2 = 1 << max(1, int(n - 1).bit_length())
     smem = np2 * 12
+    limit = device_limits()[0]
+    if n > MAX_N or n == 0 or R == 0 or smem > limit:  # (an A100's 163 KiB: up to 8,192)
+        return cp.argsort(a, axis=1).astype(cp.int32)
     kern = _module(("argsort_rows",), _SOURCE).get_function("argsort_rows")
-    kern.max_dynamic_shared_size_bytes = smem
+    # the device's whole opt-in share, the same on every call: threads sorting rows of other
+    # lengths on this device never lower it under each other's launches
+    kern.max_dynamic_shared_size_bytes = limit
     out = cp.empty((R, n), cp.int32)
     kern((R,), (min(_BT, max(32, np2 // 2)),), (a, np.int64(n), np.int64(np2), out),
          shared_mem=smem)
@@ -187,9 +191,10 @@ def split_sorted(full, ok, pred_t, key, key2):
     """From ``full`` (B, T) int32, every time of each series in the order of its ``key``
     (:func:`argsort_rows`), and ``ok`` (B, T) bool, each series' library candidates:
     ``cand`` (B, T) int32, the candidates in key order and then the other times, ``ncand``
-    (B,) int32, and ``rows`` (B, P) int32, the prediction rows ``pred_t`` (ascending, (P,))
-    in key order as indices into ``pred_t``: what ``argsort(where(ok, key, inf))`` and
-    ``argsort(key[:, pred_t])`` give (a stable sort's order), from one sort instead of two.
+    (B,) int32, and ``rows`` (B, P) int32, the prediction rows ``pred_t`` (distinct times,
+    ascending, as ``flatnonzero`` gives them) in key order as indices into ``pred_t``: what
+    ``argsort(where(ok, key, inf))`` and ``argsort(key[:, pred_t])`` give (a stable sort's
+    order), from one sort instead of two.
     Also gathered on the way: ``key`` and ``key2`` (B, T) in the order of ``cand``, and
     ``key2`` of the rows in the order of ``rows``.  Returns (cand, ncand, rows, ckey, ckey2,
     rkey2)."""
@@ -203,7 +208,7 @@ def split_sorted(full, ok, pred_t, key, key2):
     inv = cp.full(T, -1, cp.int32)
     inv[pt] = cp.arange(P, dtype=cp.int32)
     cand = cp.empty((B, T), cp.int32)
-    ncand = cp.empty(B, cp.int32)
+    ncand = cp.zeros(B, cp.int32)
     rows = cp.empty((B, P), cp.int32)
     ckey = cp.empty((B, T))
     ckey2 = cp.empty((B, T))
