@@ -434,17 +434,10 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     N, T = X.shape
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     nTp = len(Tps)
-    # NaN-free series on the GPU: copied there once (their finiteness tested there: the
-    # host's isfinite took 8 ms at N = 1,000, L = 10,000), their point sets and columns made
-    # there; ``fin`` is then one row of masks for every series (only host paths index it
-    # by series)
-    res = Resident(X, backend) if exact_on_gpu(backend, method) else None
-    if res is not None and not res.all_finite():
-        res = None
-    fin = np.isfinite(X) if res is None else np.ones((1, T), bool)
     Y_given = Y  # the caller's object: the cache's key
+    fin_y = None  # the targets' finite values (made below)
     if Y is None:
-        Y, fin_y = X, fin
+        Y = X
     elif isinstance(Y, Resident):  # NaN-free targets already where the kernels run
         fin_y = np.ones((1, Y.shape[1]), bool)
         if S is not None:
@@ -454,9 +447,18 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
                              f"{backend!r}: make them with Resident(Y, {backend!r})")
     else:
         Y = np.asarray(Y, np.float64)
-        fin_y = None  # made below when the cache does not hold the targets
     if Y_given is not None and (E is None or Y.shape[1] != T):
         raise ValueError("xmap with targets Y needs their E and their length T")
+    # NaN-free series on the GPU: copied there once (their finiteness tested there: the
+    # host's isfinite took 8 ms at N = 1,000, L = 10,000), their point sets and columns made
+    # there; ``fin`` is then one row of masks for every series (only host paths index it
+    # by series)
+    res = Resident(X, backend) if exact_on_gpu(backend, method) else None
+    if res is not None and not res.all_finite():
+        res = None
+    fin = np.isfinite(X) if res is None else np.ones((1, T), bool)
+    if Y_given is None:
+        fin_y = fin
     M = Y.shape[0]
     n_sur = 0 if S is None else S.shape[1]
     key = hit = None
