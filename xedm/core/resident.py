@@ -31,12 +31,12 @@ class Resident:
         return self.shape[0]
 
     def __init__(self, X, backend: str):
+        up = get_kernel("to_device", backend)
         if isinstance(X, (list, tuple)):  # parts (N_i, T), joined where the kernels run
-            up = get_kernel("to_device", backend)
             parts = [up(np.asarray(p, np.float64)) for p in X]
             self.X = array_module(parts[0]).concatenate(parts) if len(parts) > 1 else parts[0]
         else:
-            self.X = get_kernel("to_device", backend)(np.asarray(X, np.float64))
+            self.X = up(np.asarray(X, np.float64))
         self.xp = array_module(self.X)
         self.shape = tuple(self.X.shape)
         self.T = int(self.shape[1])

@@ -426,13 +426,10 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
 def _pair_block_check(labels, params: str):
     """A map_blocks function for the (library, target, Tp) blocks of a distributed xmap: a
     block without one finite rho warns at compute time, naming its pairs (the in-memory
-    call raises; a lazy one must not lose the other blocks).  The labels travel as one
-    NumPy array: every task carries the check, and a list of 20,000 NumPy scalars took
-    0.16 s to pickle, once per task (the 4 block tasks of a map on 4 GPUs started 0.2-0.4 s
-    after it was submitted)."""
-    from ..distributed import _label_array
-
-    labels = _label_array(labels)
+    call raises; a lazy one must not lose the other blocks).  ``labels``: one NumPy array
+    (:func:`xedm.distributed._label_array`): every task carries the check, and a list of
+    20,000 NumPy scalars took 0.16 s to pickle, once per task (the 4 block tasks of a map on
+    4 GPUs started 0.2-0.4 s after it was submitted)."""
 
     def show(part):
         part = [x.item() if isinstance(x, np.generic) else x for x in part]

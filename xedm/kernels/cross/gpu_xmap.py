@@ -291,7 +291,8 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
     nL = int(tables[0][0].shape[0]) if len(tables) else 0
     nT = int(np.shape(Yt)[1])
     order_d = None if order is None else cp.asarray(order)
-    if out is not None and out.flags.c_contiguous and out.nbytes >= DOWNLOAD_MIN_BYTES:
+    pinned = out is not None and out.flags.c_contiguous and out.nbytes >= DOWNLOAD_MIN_BYTES
+    if pinned:
         prefault(out)  # while the device computes the tables queued before
     if out is None or nL * nT * 8 < 2 * PIPE_BYTES:
         rho = xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok)
@@ -299,7 +300,7 @@ def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=No
             rho = cp.ascontiguousarray(rho[:, order_d])
         if out is None:
             return rho.get()
-        if out.flags.c_contiguous and out.nbytes >= DOWNLOAD_MIN_BYTES:
+        if pinned:
             download(cp.ascontiguousarray(rho), out)  # through pinned buffers, by threads
             return out
         return rho.get(out=out)

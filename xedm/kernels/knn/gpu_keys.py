@@ -47,17 +47,11 @@ def sorted_keys(X, pad: int, m: int, tau: int):
         i = xp.arange(m)
         toeplitz = ac[:, xp.abs(i[:, None] - i[None, :])]  # (B, m, m)
         w1, w2 = _leading_pair(toeplitz, xp)
-    if B and xp is not np:  # the five scalars below in one copy from the device
-        maxabs, s1, s2, a1, a2 = (float(v) for v in xp.stack(
-            [xp.abs(X[:, 0]).max() if X.size else xp.zeros(()),
-             *((w ** 2).sum(axis=1).max() for w in (w1, w2)),
-             *(xp.abs(w).sum(axis=1).max() for w in (w1, w2))]).get())
-    elif B:
-        maxabs = float(xp.abs(X[:, 0]).max()) if X.size else 0.0
-        s1, s2 = (float((w ** 2).sum(axis=1).max()) for w in (w1, w2))
-        a1, a2 = (float(xp.abs(w).sum(axis=1).max()) for w in (w1, w2))
-    else:
-        maxabs = s1 = s2 = a1 = a2 = 0.0
+    # the five scalars of the bound (from the device in one copy)
+    maxabs, s1, s2, a1, a2 = xp.stack(
+        [xp.abs(X[:, 0]).max() if X.size else xp.zeros(()),
+         *((w ** 2).sum(axis=1).max() for w in (w1, w2)),
+         *(xp.abs(w).sum(axis=1).max() for w in (w1, w2))]).tolist() if B else [0.0] * 5
     if xp is not np and B and T:  # both keys in one kernel, the same operations in order
         out = _lag_keys_device(X, pad, m, tau, w1, w2)
     else:
