@@ -338,10 +338,10 @@ def fma_peak():
 def bench_lookup(args, rows):
     """The cross map's lookups alone (``xmap_skill`` on device-resident tables of k = E + 1
     random neighbours per row, NaN-free targets, rho left on the device): the general kernel
-    (``TILED = False``), the L2-tiled one at each ``tileT`` of ``--lookup-variants`` and the
-    shared-memory one (``ytile``, where a tile of the targets fits shared memory), as
-    lookups (pair x row x neighbour) per second and their share of the card's float64 FMA
-    peak (one FMA per lookup)."""
+    (``TILED = False``), the L2-tiled one at each ``tileP`` (P column pairs per thread) of
+    ``--lookup-variants``, the shared-memory one (``ytile``, where a tile of the targets
+    fits shared memory), as lookups (pair x row x neighbour) per second and their share of
+    the card's float64 FMA peak (one FMA per lookup)."""
     import cupy as cp
 
     from xedm.kernels.cross import gpu_xmap
@@ -368,8 +368,8 @@ def bench_lookup(args, rows):
                 continue
             gpu_xmap.TILED = var != "general"
             gpu_xmap.YTILE = var == "ytile"
-            if var.startswith("tile"):
-                gpu_xmap.TILE_TPT = int(var[4:] or 2)
+            if var.startswith("tile"):  # tileP: P column pairs per thread
+                gpu_xmap.TILE_PAIRS = int(var[4:] or 1)
             row[var + "_s"], rho = timed(lambda idx=idx, dist=dist, Y=Y, ok=ok, k=k, pt=pred_t, N=N:
                                          gpu_xmap.xmap_skill_groups_device(
                                              [(idx, dist)], Y, np.zeros(N, np.int32), [k],
@@ -382,7 +382,7 @@ def bench_lookup(args, rows):
                 row[var + "_max_abs_diff_rho"] = float(cp.nanmax(abs(rho - ref)))
             else:
                 ref = rho
-        gpu_xmap.TILED, gpu_xmap.TILE_TPT, gpu_xmap.YTILE = True, 2, True
+        gpu_xmap.TILED, gpu_xmap.TILE_PAIRS, gpu_xmap.YTILE = True, 1, True
         print("  ", row, flush=True)
         rows.append(row)
         cp.get_default_memory_pool().free_all_blocks()
@@ -470,8 +470,9 @@ def main(argv=None):
     ap.add_argument("--xmap-fixed-E", type=int, default=3, help="xmap's fixed-E rows' E")
     ap.add_argument("--xmap-chosen", default="both", choices=["both", "fixed", "chosen"])
     ap.add_argument("--lookup-sizes", default="", help="xmap_lookup NxL sizes")
-    ap.add_argument("--lookup-variants", default="general,tile2,ytile",
-                    help="lookup kernels to time: general, tileT (T targets per thread), ytile")
+    ap.add_argument("--lookup-variants", default="general,tile1,ytile",
+                    help="lookup kernels to time: general, tileP (P column pairs per thread), "
+                    "ytile")
     ap.add_argument("--lookup-general-max", type=int, default=10000,
                     help="largest N at which the general lookup kernel is timed too")
     ap.add_argument("--deadline", type=float, default=0.0,

@@ -54,10 +54,10 @@ def _stub_kernels():
         return cache[key]
 
     def tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
-               method="exact"):
+               method="exact", res=None):
         nb, T = len(range(X.shape[0])[libs]), X.shape[1]
         z = np.zeros((len(E_set), nb, 1, 1), np.int64)
-        return z, z.astype(float), np.arange(T), np.ones((len(E_set), nb, T), bool)
+        return z, z.astype(float), np.arange(T), np.ones((len(E_set), nb, T), bool), None
 
     for name in ("xmap_skill_groups", "xmap_skill_groups_device"):
         kernels._LOADED[(name, "cpu")] = lookups

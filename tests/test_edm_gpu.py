@@ -183,6 +183,19 @@ def test_knn_device_int32_tables_equal_the_cpu(E_list):
     ci, cd = _cpu("knn_sweep")(*args)
     np.testing.assert_array_equal(gi.get(), ci)
     np.testing.assert_array_equal(gd.get(), cd)
+    # rows in the key order where one pass makes the tables (E = 2 and 3 straddle a cut of
+    # E_SPLIT: two passes, the rows in their own order)
+    oi, od, rows = kg.knn_device(*args, int32=True, key_order=True)
+    if len(E_list) > 1:
+        assert rows is None
+        np.testing.assert_array_equal(oi.get(), ci)
+        return
+    rows = rows.get()
+    P = len(prep.pred_t)
+    assert rows.shape == (B, P) and (np.sort(rows, axis=1) == np.arange(P)).all()
+    assert (rows != np.arange(P)).any()
+    np.testing.assert_array_equal(oi.get(), np.take_along_axis(ci, rows[None, :, :, None], 2))
+    np.testing.assert_array_equal(od.get(), np.take_along_axis(cd, rows[None, :, :, None], 2))
 
 
 def test_simplex_predict_and_sweep_equal_cpu_and_naive():
@@ -280,20 +293,24 @@ def test_xmap_skill_groups_equals_cpu():
         assert not np.allclose(c, a[:, 1:])
 
 
-@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile4", "ytile16",
+@pytest.mark.parametrize("variant", ["general", "tile1", "tile2", "tile1b32", "ytile16",
                                      "ytile8", "ytile16r1"])
-def test_xmap_lookup_kernels_equal_cpu(variant, monkeypatch):
-    """Every lookup kernel (the general one, the L2-tiled one at 1, 2 and 4 targets per
-    thread, the shared-memory one at 16 and 8 columns per tile and at one row per lane) on
-    many targets: groups that straddle tiles and end mid-tile, NaN-free columns among
-    columns with gaps, rows left out by pred_ok; equal to the CPU's xmap_skill_groups."""
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_xmap_lookup_kernels_equal_cpu(variant, shuffled, monkeypatch):
+    """Every lookup kernel (the general one, the L2-tiled one at 1 and 2 column pairs per
+    thread and at 32 threads a block, the shared-memory one at 16 and 8 columns per tile and
+    at one row per lane) on many targets: groups that straddle tiles, start at an odd column
+    and end mid-tile, NaN-free columns among columns with gaps, rows left out by pred_ok;
+    equal to the CPU's xmap_skill_groups.  ``shuffled``: each library's table rows in an
+    order of its own (``rows``, as the sorted kNN kernel's key order gives them)."""
     from xedm.core.embed import LibSpec, prepare
     from xedm.kernels.cross import gpu_xmap, gpu_ytile
 
     monkeypatch.setattr(gpu_xmap, "TILED", variant != "general")
     monkeypatch.setattr(gpu_xmap, "YTILE", variant.startswith("ytile"))
     if variant.startswith("tile"):
-        monkeypatch.setattr(gpu_xmap, "TILE_TPT", int(variant[4:]))
+        monkeypatch.setattr(gpu_xmap, "TILE_PAIRS", int(variant[4]))
+        monkeypatch.setattr(gpu_xmap, "TILE_BT", int(variant[6:]) if "b" in variant else 256)
     if variant.startswith("ytile"):
         monkeypatch.setattr(gpu_ytile, "COLUMNS", (int(variant[5:].split("r")[0]),))
         monkeypatch.setattr(gpu_ytile, "RPI", 1 if variant.endswith("r1") else None)
@@ -309,14 +326,29 @@ def test_xmap_lookup_kernels_equal_cpu(variant, monkeypatch):
     oks = [prep.pred_ok[g].copy() for g in range(2)]
     oks[1][3, ::7] = False
     Yt = np.ascontiguousarray(r.standard_normal((T, nT)).cumsum(axis=0))
-    Yt[r.integers(0, T, 9), r.integers(0, nT, 9)] = np.nan  # a few targets with gaps
-    col_group = np.repeat(np.array([0, 1], np.int32), [300, nT - 300])
+    # a few targets with gaps, past the groups' boundary: the second group's NaN-free
+    # columns start at an odd column
+    Yt[r.integers(0, T, 9), r.integers(310, nT, 9)] = np.nan
+    col_group = np.repeat(np.array([0, 1], np.int32), [301, nT - 301])
     k_list = [3, 5]
+    kw = {}
+    if shuffled:  # table row j of library l is row rows[l, j]; pred_t/pred_ok as they were
+        rows = np.stack([r.permutation(idx.shape[2]) for _ in range(N)])
+        kw["rows"] = rows
+        g_tables = [(np.take_along_axis(i, rows[:, :, None], 1),
+                     np.take_along_axis(d, rows[:, :, None], 1)) for i, d in tables]
+    else:
+        g_tables = tables
     for Tp in (0, -1, 2):
         a = _cpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
-        b = _gpu("xmap_skill_groups")(tables, Yt, col_group, k_list, Tp, prep.pred_t, oks)
+        b = _gpu("xmap_skill_groups")(g_tables, Yt, col_group, k_list, Tp, prep.pred_t, oks,
+                                      **kw)
         np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-14, equal_nan=True)
         assert np.isfinite(b).all()
+    if shuffled:  # the rows' order matters: the same shuffled tables without it differ
+        c = _gpu("xmap_skill_groups")(g_tables, Yt, col_group, k_list, 0, prep.pred_t, oks)
+        assert not np.allclose(c, _cpu("xmap_skill_groups")(tables, Yt, col_group, k_list, 0,
+                                                             prep.pred_t, oks))
 
 
 @pytest.mark.parametrize("kw", [
@@ -442,6 +474,42 @@ def test_public_xmap_gpu():
     ref = naive.xmap(np.where(np.isfinite(da.values), da.values, np.nan), E)
     got = da.edm.xmap(series_dim="unit", E=2, backend="gpu").rho.values
     np.testing.assert_allclose(got, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(E=4), dict(E=[4, 5, 4, 5, 5]), dict(E=5, Tp=[-1, 0, 2], exclusion_radius=2),
+    dict(E=4, surrogates=5, seed=1, surrogate_method="shuffle"),
+])
+@pytest.mark.parametrize("nan", [False, True])
+def test_public_xmap_tables_in_key_order_gpu(kw, nan, monkeypatch):
+    """Tables whose rows come in the sorted kNN kernel's key order (one pass of one slice: E
+    on one side of every cut of E_SPLIT) go to the lookups with that order: the CPU's map,
+    at one E and at two (two groups of targets), several Tp, surrogates, with NaN gaps."""
+    from xedm.kernels.knn import gpu as kg
+
+    monkeypatch.setattr(kg, "SORTED_MIN_ROWS", 0)
+    monkeypatch.setattr(kg, "SORTED_SPLIT_ROWS", 0)  # one slice, as at scale
+    orders = []
+    real = kg.knn_device
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        if k.get("key_order"):
+            orders.append(out[2])
+        return out
+
+    monkeypatch.setattr(kg, "knn_device", spy)
+    from xedm import kernels
+
+    monkeypatch.setitem(kernels._LOADED, ("knn_device", "gpu"), spy)
+    da = _data(8, n=5, T=260, nan=nan)
+    a = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
+    assert orders and all(o is not None for o in orders)
+    b = da.edm.xmap(series_dim="unit", backend="cpu", **kw)
+    _same(a.copy(), b)
+    if not nan and kw.get("E") == 4 and "Tp" not in kw:
+        np.testing.assert_allclose(a.rho.values, naive.xmap(da.values, np.full(5, 4)),
+                                   rtol=1e-9)
 
 
 @pytest.mark.parametrize("kw", [

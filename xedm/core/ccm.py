@@ -292,8 +292,10 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     for some Tp in use); tables are deep
     enough (k plus the most points any target set loses) that each target takes its first k
     valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
-    pred_ok (nE, nb, P); on the GPU with exact neighbours idx/dist stay on the device.
-    ``res``: the series on the device when they are NaN-free (:class:`Resident`).
+    pred_ok (nE, nb, P) and rows: None, or (nb, P) when the tables' rows come in another
+    order (table row j of library b is prediction row rows[b, j]: the GPU's key order, in
+    which the lookups run faster); on the GPU with exact neighbours idx/dist stay on the
+    device.  ``res``: the series on the device when they are NaN-free (:class:`Resident`).
     """
     T = X.shape[1]
     prep = (_point_sets(X, fin, libs, E_set, tau, lib_mask) if res is None
@@ -301,8 +303,9 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     lost = _lost(prep.lib_ok, tgt_sets, T)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
     # (the GPU's lookups take int32 indices)
-    idx, dist = native_tables(prep, k_list, excl, backend=backend, method=method, int32=True)
-    return idx, dist, prep.pred_t, prep.pred_ok
+    idx, dist, rows = native_tables(prep, k_list, excl, backend=backend, method=method,
+                                    int32=True, key_order=True)
+    return idx, dist, prep.pred_t, prep.pred_ok, rows
 
 
 def _choose_E_kept(X, fin, E_tab, tau, knn, excl, lib_mask, tgt_sets, progress, reserve=0,
@@ -547,23 +550,25 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         batches = _series_batches(N, per_lib,
                                   _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
     for libs in progress(batches):
+        rows = {}  # the tables' rows in their own order
         if kept is not None:
             tables = [(tabs[int(e)][0][libs], tabs[int(e)][1][libs]) for e in E_set]
             oks = [pred_ok[pos[int(e)], libs] for e in E_set]
         else:
-            idx, dist, pred_t, pred_ok_b = _cross_tables(X, fin, libs, E_set, tau, lib_mask,
-                                                         knn, excl, tgt_sets, backend, method,
-                                                         res)
+            idx, dist, pred_t, pred_ok_b, order_b = _cross_tables(
+                X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend, method, res)
             tables = [(idx[g], dist[g]) for g in range(len(E_set))]
             oks = [pred_ok_b[g] for g in range(len(E_set))]
+            if order_b is not None:
+                rows = {"rows": order_b}
         for ti, tp in enumerate(Tps):
             if direct:
                 lookup(tables, Yt, col_group, k_set, int(tp), pred_t, oks,
-                       out=out["rho"][libs, :, 0], order=inverse)
+                       out=out["rho"][libs, :, 0], order=inverse, **rows)
                 continue
             # the lookups stay where they ran (on the GPU: the device) and are summarised
             # there; only (libraries of the batch, targets of the group) arrays come back
-            r_all = lookup_all(tables, Yt, col_group, k_set, int(tp), pred_t, oks)
+            r_all = lookup_all(tables, Yt, col_group, k_set, int(tp), pred_t, oks, **rows)
             for g, js in enumerate(groups):
                 at = (libs, slice(int(obs_at[g]), int(obs_at[g + 1])), ti)
                 summ = summary(r_all, int(starts[g]), len(js), n_sur, quantiles, keep_null)

@@ -132,16 +132,20 @@ def exact_on_gpu(backend: str, method) -> bool:
 
 
 def native_tables(prep, k_list, excl: int, *, backend: str, method="exact",
-                  int32: bool = False):
+                  int32: bool = False, key_order: bool = False):
     """:func:`knn_tables`, except that exact neighbours on the GPU stay on the device (CuPy
     arrays straight from :func:`xedm.kernels.knn.gpu.knn_device`, which the GPU kernels take
     as they are; indices int32 there with ``int32``): for callers that hand the tables to
-    kernels of the same backend only."""
+    kernels of the same backend only.  ``key_order``: (idx, dist, rows), the tables' rows
+    possibly in another order than the prediction rows' (``rows`` (B, P): see
+    ``knn_device``; None: in their own order, always so off the GPU)."""
     if exact_on_gpu(backend, method):
         return get_kernel("knn_device", "gpu")(
             prep.Xpad, prep.pad, prep.lib_ok, prep.pred_t, prep.pred_ok, prep.kernel_E,
-            np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi, int32=int32)
-    return knn_tables(prep, k_list, excl, backend=backend, method=method)
+            np.asarray(k_list, np.int64), prep.tau, excl, prep.q_lo, prep.q_hi, int32=int32,
+            key_order=key_order)
+    idx, dist = knn_tables(prep, k_list, excl, backend=backend, method=method)
+    return (idx, dist, None) if key_order else (idx, dist)
 
 
 def concat_rows(parts):

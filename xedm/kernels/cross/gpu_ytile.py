@@ -1,7 +1,7 @@
 """The cross map's lookups with a tile of targets held in shared memory (CuPy).
 
     ytile_fits(T, k) -> columns per tile, or 0 when no tile fits this device
-    ytile(qk, wk, mk, wsk, k, C, Yc, a, b, P, nL, Tp, pt, pok, out)
+    ytile(qk, wk, mk, wsk, k, C, Yc, nC, a, b, P, nL, Tp, pt, pt_stride, pok, out)
 
 The lookups of :mod:`xedm.kernels.cross.gpu_xmap` for NaN-free targets, where the whole series
 of a tile of ``C`` target columns (``C * T`` float64) fits in one block's shared memory (on
@@ -48,10 +48,10 @@ _SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(BT, 1) xmap_ytile(
     const int* __restrict__ qk, const double* __restrict__ wk, const int* __restrict__ mk,
     const double* __restrict__ wsk, const double* __restrict__ Yc, const long long T,
-    const long long nC, const long long a, const long long b, const long long P,
-    const long long nL, const long long lib_per_block, const long long Tp,
-    const long long* __restrict__ pred_t, const unsigned char* __restrict__ pred_ok,
-    double* __restrict__ rho)
+    const long long ldy, const long long nC, const long long a, const long long b,
+    const long long P, const long long nL, const long long lib_per_block, const long long Tp,
+    const long long* __restrict__ pred_t_all, const long long pt_stride,
+    const unsigned char* __restrict__ pred_ok, double* __restrict__ rho)
 {
     extern __shared__ __align__(16) double smem[];
     double* s_y = smem;                 // T * C: the tile's targets, row-major
@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(BT, 1) xmap_ytile(
     const long long width = (b - c0) < C ? (b - c0) : C;
     for (long long e = tid; e < T * C; e += BT) {
         const long long q = e / C, cc = e % C;
-        s_y[e] = cc < width ? Yc[q * nC + c0 + cc] : 0.0;
+        s_y[e] = cc < width ? Yc[q * ldy + c0 + cc] : 0.0;
     }
     __syncthreads();
     const long long l0 = (long long)blockIdx.y * lib_per_block;
@@ -73,6 +73,7 @@ extern "C" __global__ void __launch_bounds__(BT, 1) xmap_ytile(
         const int* ml = mk + li * P;
         const double* sl = wsk + li * P;
         const unsigned char* ol = pred_ok + li * P;
+        const long long* pred_t = pred_t_all + li * pt_stride;  // the library's rows' times
         double n = 0.0, s1a = 0.0, s2a = 0.0, s3a = 0.0, s4a = 0.0, s5a = 0.0;
         double s1b = 0.0, s2b = 0.0, s3b = 0.0, s4b = 0.0, s5b = 0.0;
         for (long long p0 = lane; p0 < P; p0 += RPI * R) {
@@ -184,11 +185,12 @@ def _kernel(C: int, k: int):
     return _module(("xmap_ytile", C, k, BT, rpi), src).get_function("xmap_ytile")
 
 
-def ytile(qk, wk, mk, wsk, k, C, Yc, a, b, P, nL, Tp, pt, pok, out) -> None:
-    """rho of the columns a..b of ``Yc`` (T, nC) (one group: entries ``qk``/``wk`` (nL, P, k),
-    counts ``mk`` and weight sums ``wsk`` (nL, P), rows ``pok`` (nL, P)) into ``out`` (nL,
-    nC), tiles of ``C`` columns (:func:`ytile_fits`)."""
-    T, nC = Yc.shape
+def ytile(qk, wk, mk, wsk, k, C, Yc, nC, a, b, P, nL, Tp, pt, pt_stride, pok, out) -> None:
+    """rho of the columns a..b of ``Yc`` (T, ldy >= nC) (one group: entries ``qk``/``wk``
+    (nL, P, k), counts ``mk`` and weight sums ``wsk`` (nL, P), rows ``pok`` (nL, P), their
+    times ``pt[l * pt_stride + j]``) into ``out`` (nL, nC), tiles of ``C`` columns
+    (:func:`ytile_fits`)."""
+    T, ldy = Yc.shape
     tiles = -(-(b - a) // C)
     _, sms = _smem_limit()
     # libraries split so that the blocks fill whole waves of the device (one block per
@@ -208,5 +210,5 @@ def ytile(qk, wk, mk, wsk, k, C, Yc, a, b, P, nL, Tp, pt, pok, out) -> None:
     kern.max_dynamic_shared_size_bytes = smem
     i64 = np.int64
     kern((tiles, -(-nL // per)), (BT,),
-         (qk, wk, mk, wsk, Yc, i64(T), i64(nC), i64(a), i64(b), i64(P), i64(nL), i64(per),
-          i64(Tp), pt, pok, out), shared_mem=smem)
+         (qk, wk, mk, wsk, Yc, i64(T), i64(ldy), i64(nC), i64(a), i64(b), i64(P), i64(nL),
+          i64(per), i64(Tp), pt, i64(pt_stride), pok, out), shared_mem=smem)

@@ -228,10 +228,11 @@ extern "C" __global__ void knn_scan(""" + _PARAMS + r""",
     return "#include <math_constants.h>\n" + "".join(L)
 
 
-def _sorted_source(E_list, k_list, C):
+def _sorted_source(E_list, k_list, C, in_order=False):
     """The sorted kernel for one (E_list, k_list, C): the candidate step of the scan kernel
     (:func:`_candidate`), visiting library points in the order of their keys outwards from
-    the warp's rows (see the module docstring)."""
+    the warp's rows (see the module docstring); with ``in_order`` each row's list written at
+    its place in the key order (``j``), not at the row's (``pi``)."""
     nE, Emax, offs, ktot = _layout(E_list, k_list)
     L = []
     a = L.append
@@ -351,7 +352,7 @@ extern "C" __global__ void knn_sorted(""" + _PARAMS + r""",
     }
 """)
     a("    if (pi < 0) return;\n")
-    a(_write_parts(E_list, k_list, offs, "pi", "blockIdx.y"))
+    a(_write_parts(E_list, k_list, offs, "j" if in_order else "pi", "blockIdx.y"))
     a("}\n")
     return "#include <math_constants.h>\n" + "".join(L)
 
@@ -433,10 +434,17 @@ def _slices(rows, ncand, per_entry):
 
 
 def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi,
-               int32: bool = False):
+               int32: bool = False, key_order: bool = False):
     """:func:`knn_sweep` on the device: CuPy arrays idx (nE, B, P, kmax) int64 (int32 with
     ``int32``, as the cross map's lookups take them) and dist (nE, B, P, kmax) float64.
-    Inputs may be NumPy or CuPy arrays."""
+    Inputs may be NumPy or CuPy arrays.
+
+    ``key_order``: return (idx, dist, rows), where ``rows`` (B, P) int32 is the order of the
+    tables' rows: row j of series b is the prediction row ``rows[b, j]``.  Where one pass of
+    the sorted kernel makes the tables, their rows come in the kernel's order (the states'
+    key order: near states together, so the cross map's lookups of neighbouring rows read
+    the same target values, from the L1 cache); elsewhere ``rows`` is None and the rows are
+    in their own order."""
     import cupy as cp
 
     E_list = [int(e) for e in np.asarray(E_list).tolist()]
@@ -458,13 +466,17 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     kmax = max(k_list) if k_list else 1
     # int32 straight from the sorted kernel's lists when one pass of one slice makes them
     # (else the merge kernel's int64, converted at the end)
-    direct32 = int32 and nE > 0 and B * P >= max(SORTED_MIN_ROWS, SORTED_SPLIT_ROWS) \
+    one_pass = nE > 0 and B * P >= max(SORTED_MIN_ROWS, SORTED_SPLIT_ROWS) \
         and not any(E_list[0] < e <= E_list[-1] for e in E_SPLIT)
+    direct32 = int32 and one_pass
+    in_order = key_order and one_pass  # (one slice: no merge, whose ties need the row)
+    rows = None
     # every entry written below (the merge writes (inf, -1) past k; passes of E fill first)
     idx = cp.empty((nE, B, P, kmax), cp.int32 if direct32 else cp.int64)
     dist = cp.empty((nE, B, P, kmax), cp.float64)
     if nE == 0 or B == 0 or P == 0:
-        return idx.astype(cp.int32 if int32 else cp.int64, copy=False), dist
+        idx = idx.astype(cp.int32 if int32 else cp.int64, copy=False)
+        return (idx, dist, None) if key_order else (idx, dist)
     if T >= 2**31 - 1:
         raise ValueError("series longer than 2^31 - 2 steps are not supported on the GPU")
     if B * P >= SORTED_MIN_ROWS:
@@ -477,7 +489,8 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
             dist.fill(cp.inf)
         for a, b in zip(cuts[:-1], cuts[1:], strict=True):
             if a == 0 and b == nE:
-                _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist)
+                rows = _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist,
+                               in_order)
                 break
             kp = max(k_list[a:b])
             i_p = cp.full((b - a, B, P, kp), -1, cp.int64)
@@ -489,7 +502,8 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     else:
         _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx,
               dist)
-    return (idx.astype(cp.int32) if int32 and not direct32 else idx), dist
+    idx = idx.astype(cp.int32) if int32 and not direct32 else idx
+    return (idx, dist, rows) if key_order else (idx, dist)
 
 
 def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_h, idx, dist):
@@ -514,13 +528,15 @@ def _scan(X, pad, lib, pt, pok, E_list, k_list, tau, excl, qlo, qhi, qlo_h, qhi_
     _merge(part_d, part_q, k_list, pt, idx, dist)
 
 
-def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
+def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, in_order=False):
     """Every E of ``E_list`` in one pass of the sorted kernel, into idx/dist (nE, B, P, kmax).
 
     Per series, the library points (of any E) sorted by key, and the prediction rows in the
     same order, 32 neighbouring rows to a warp; the warp visits the candidates from its
     rows' span outwards and stops on each side when the key difference rules out every row
-    (see ``_sorted_source``)."""
+    (see ``_sorted_source``).  With ``in_order`` (one slice only) the tables' rows are left
+    in that order, which is returned ((B, P) int32, as ``knn_device``'s ``rows``); else
+    None."""
     import cupy as cp
 
     nE = len(E_list)
@@ -537,10 +553,13 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
                                                      keyt2)
     perm = runs_order(p1, k2s)
     S = 2 if B * P < SORTED_SPLIT_ROWS else 1
+    if in_order and S != 1:
+        raise ValueError("rows in key order need one slice (B * P >= SORTED_SPLIT_ROWS)")
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)
-    key = ("sorted", tuple(E_list), tuple(k_list), C)
-    kern = _module(key, _sorted_source(E_list, k_list, C)).get_function("knn_sorted")
+    key = ("sorted", tuple(E_list), tuple(k_list), C, bool(in_order))
+    kern = _module(key, _sorted_source(E_list, k_list, C, in_order)).get_function(
+        "knn_sorted")
     i64 = np.int64
     kern(((P + _BLOCK - 1) // _BLOCK, S, B), (_BLOCK,),
          (X, i64(W), i64(pad), lib, pt, pok, i64(T), i64(P), i64(B), i64(tau), i64(excl),
@@ -548,6 +567,7 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist):
           cp.ascontiguousarray(keyt), np.float64(m_lags), np.float64(delta), ckey2, keyt2,
           np.float64(m2), np.float64(delta2), part_d, part_q))
     _merge(part_d, part_q, k_list, pt, idx, dist)
+    return perm if in_order else None
 
 
 def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
