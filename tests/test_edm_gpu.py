@@ -310,7 +310,8 @@ def test_xmap_lookup_kernels_equal_cpu(variant, shuffled, monkeypatch):
     monkeypatch.setattr(gpu_xmap, "YTILE", variant.startswith("ytile"))
     if variant.startswith("tile"):
         monkeypatch.setattr(gpu_xmap, "TILE_PAIRS", int(variant[4]))
-        monkeypatch.setattr(gpu_xmap, "TILE_BT", int(variant[6:]) if "b" in variant else 256)
+        monkeypatch.setattr(gpu_xmap, "TILE_BTS",
+                            (int(variant[6:]),) if "b" in variant else (256, 128, 64))
     if variant.startswith("ytile"):
         monkeypatch.setattr(gpu_ytile, "COLUMNS", (int(variant[5:].split("r")[0]),))
         monkeypatch.setattr(gpu_ytile, "RPI", 1 if variant.endswith("r1") else None)

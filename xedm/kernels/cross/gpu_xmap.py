@@ -288,13 +288,18 @@ extern "C" __global__ void xmap_tile(
 """
 
 _TB = 128  # targets per block (the general kernel)
-# the tiled kernel: threads per block, column pairs per thread (a tile is 2 * TILE_BT *
-# TILE_PAIRS columns) and rows staged at a time (RC).  On an H200 at N = 1,000, L = 10,000,
-# E = 5 with the rows in key order: 51.6 ms against 56.2 ms at 128 threads and 70.7 ms at
-# two pairs (the former kernel, one column per load, 128 x 2: 58.8 ms; 65.1 ms with the rows
-# in time order)
-TILE_BT = 256
+# the tiled kernel: threads per block (one of TILE_BTS per group of targets), column pairs
+# per thread (a tile is 2 * threads * TILE_PAIRS columns) and rows staged at a time (RC).
+# On an H200 at N = 1,000, L = 10,000, E = 5 with the rows in key order: 51.6 ms at 256
+# threads, 56.2 ms at 128, 60.4 ms at 64, 70.7 ms at 128 threads of two pairs (the former
+# kernel, one column per load, 128 threads of 2 columns: 58.8 ms; 65.1 ms with the rows in
+# time order).  A group takes the block size that minimises its tiles' columns plus
+# TILE_COST columns per tile (the staging of the library's entries, about 40 columns' worth
+# by those times): wide tiles for many targets, narrow ones for a group of a few (E chosen:
+# a group per E, tiles never straddle groups)
+TILE_BTS = (256, 128, 64)
 TILE_PAIRS = 1
+TILE_COST = 48
 _TILE_RC = 32
 TILED = True  # NaN-free targets through xmap_tile (False: every target through xmap_sums)
 YTILE = True  # NaN-free targets through gpu_ytile where a tile of them fits shared memory
@@ -453,10 +458,10 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pt_s
     """rho (nL, len(cols)) of the NaN-free target columns ``cols`` (groups ``grp``,
     non-decreasing): the columns gathered and shifted by their means over the whole series
     (rows of an even length, for the kernel's 16-byte loads), cut into tiles of
-    2 * TILE_BT * TILE_PAIRS columns that never straddle a group (a tile starts at an even
-    column, a group's first tile one column early where the group starts at an odd one),
-    through ``xmap_tile``; a group whose tile of targets fits in shared memory through
-    ``gpu_ytile``."""
+    2 * threads * TILE_PAIRS columns (the threads per block chosen per group among
+    TILE_BTS) that never straddle a group (a tile starts at an even column, a group's first
+    tile one column early where the group starts at an odd one), through ``xmap_tile``; a
+    group whose tile of targets fits in shared memory through ``gpu_ytile``."""
     import cupy as cp
 
     i64 = np.int64
@@ -471,9 +476,8 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pt_s
     bounds = np.flatnonzero(np.diff(grp)) + 1
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [nC]])
-    width = 2 * TILE_BT * TILE_PAIRS
     out = cp.empty((nL, nC), cp.float64)
-    tg, t0, ta, t1 = [], [], [], []
+    tiles = {}  # threads per block -> tiles (group, c0, a, c1)
     for a, b in zip(starts, ends, strict=True):
         g = int(grp[a])
         C = ytile_fits(T, ks[g]) if YTILE else 0
@@ -483,24 +487,29 @@ def _tiled(Y, cols, grp, ks, ks_d, qoff, qk, wk, mk, wsk, T, P, nL, Tp, pt, pt_s
                   wsk[g * R:(g + 1) * R], ks[g], C, Yc, nC, int(a), int(b), P, nL, Tp, pt,
                   pt_stride, pok[g], out)
             continue
-        for c in range(int(a) - int(a) % 2, int(b), width):
-            tg.append(grp[a])
-            t0.append(c)
-            ta.append(max(c, int(a)))
-            t1.append(min(int(b), c + width))
-    if not tg:
-        return out
-    dev = [cp.asarray(np.asarray(v, np.int64)) for v in (t0, ta, t1)]
-    args = (qk, wk, mk, wsk, ks_d, cp.asarray(qoff[:-1]),
-            cp.asarray(np.asarray(tg, np.int32)), *dev, Yc, i64(T), i64(ldy), i64(nC), i64(P),
-            i64(nL), i64(Tp), pt, i64(pt_stride), pok, out)
-    _tile_kernel()((nL, len(tg)), (TILE_BT,), args,
-                   shared_mem=_TILE_RC * (max(ks) * 12 + 16))
+        c_a = int(a) - int(a) % 2
+        bt = min(TILE_BTS, key=lambda t: (_tile_cost(int(b) - c_a, 2 * t * TILE_PAIRS), -t))
+        width = 2 * bt * TILE_PAIRS
+        tiles.setdefault(bt, []).extend(
+            (int(g), c, max(c, int(a)), min(int(b), c + width))
+            for c in range(c_a, int(b), width))
+    for bt, tl in tiles.items():
+        tg, t0, ta, t1 = (np.asarray(v, np.int64) for v in zip(*tl, strict=True))
+        args = (qk, wk, mk, wsk, ks_d, cp.asarray(qoff[:-1]), cp.asarray(tg.astype(np.int32)),
+                cp.asarray(t0), cp.asarray(ta), cp.asarray(t1), Yc, i64(T), i64(ldy), i64(nC),
+                i64(P), i64(nL), i64(Tp), pt, i64(pt_stride), pok, out)
+        _tile_kernel(bt)((nL, len(tl)), (bt,), args, shared_mem=_TILE_RC * (max(ks) * 12 + 16))
     return out
 
 
-def _tile_kernel():
-    bt, tp = int(TILE_BT), int(TILE_PAIRS)
+def _tile_cost(n: int, width: int) -> int:
+    """The tiled kernel's cost of n columns in tiles of ``width``, in columns."""
+    tiles = -(-n // width)
+    return tiles * (width + TILE_COST)
+
+
+def _tile_kernel(bt: int):
+    bt, tp = int(bt), int(TILE_PAIRS)
     src = _TILE_SOURCE.replace("#define BT 256", f"#define BT {bt}").replace(
         "#define TP 1", f"#define TP {tp}")
     return _module(("xmap_tile2", bt, tp), src).get_function("xmap_tile")
