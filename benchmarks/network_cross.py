@@ -54,7 +54,7 @@ def _stub_kernels():
         return cache[key]
 
     def tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
-               method="exact", res=None):
+               method="exact", res=None, key_order=False):
         nb, T = len(range(X.shape[0])[libs]), X.shape[1]
         z = np.zeros((len(E_set), nb, 1, 1), np.int64)
         return z, z.astype(float), np.arange(T), np.ones((len(E_set), nb, T), bool), None

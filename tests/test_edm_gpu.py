@@ -484,10 +484,15 @@ def test_public_xmap_gpu():
 @pytest.mark.parametrize("nan", [False, True])
 def test_public_xmap_tables_in_key_order_gpu(kw, nan, monkeypatch):
     """Tables whose rows come in the sorted kNN kernel's key order (one pass of one slice: E
-    on one side of every cut of E_SPLIT) go to the lookups with that order: the CPU's map,
-    at one E and at two (two groups of targets), several Tp, surrogates, with NaN gaps."""
+    on one side of every cut of E_SPLIT; lookups through the L2-tiled kernel) go to the
+    lookups with that order: the CPU's map, at one E and at two (two groups of targets),
+    several Tp, surrogates, with NaN gaps."""
+    from xedm.kernels.cross import gpu_xmap
     from xedm.kernels.knn import gpu as kg
 
+    assert not gpu_xmap.key_order(260, [5, 6])  # the targets' tile fits shared memory
+    monkeypatch.setattr(gpu_xmap, "YTILE", False)
+    assert gpu_xmap.key_order(260, [5, 6])
     monkeypatch.setattr(kg, "SORTED_MIN_ROWS", 0)
     monkeypatch.setattr(kg, "SORTED_SPLIT_ROWS", 0)  # one slice, as at scale
     orders = []

@@ -285,7 +285,7 @@ def _lost(lib_ok, tgt_sets, T):
 
 
 def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend,
-                  method="exact", res=None):
+                  method="exact", res=None, key_order=False):
     """Neighbour tables of the library series ``libs`` for every E of ``E_set`` (one pass).
 
     Library points: complete finite window where ``lib_mask`` holds (t + Tp inside the data
@@ -293,9 +293,10 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     enough (k plus the most points any target set loses) that each target takes its first k
     valid entries exactly.  Returns idx, dist (nE, nb, P, depth), pred_t (P,),
     pred_ok (nE, nb, P) and rows: None, or (nb, P) when the tables' rows come in another
-    order (table row j of library b is prediction row rows[b, j]: the GPU's key order, in
-    which the lookups run faster); on the GPU with exact neighbours idx/dist stay on the
-    device.  ``res``: the series on the device when they are NaN-free (:class:`Resident`).
+    order (table row j of library b is prediction row rows[b, j]: with ``key_order``, the
+    GPU's kNN kernel's order, in which its L2-tiled lookups run faster); on the GPU with
+    exact neighbours idx/dist stay on the device.  ``res``: the series on the device when
+    they are NaN-free (:class:`Resident`).
     """
     T = X.shape[1]
     prep = (_point_sets(X, fin, libs, E_set, tau, lib_mask) if res is None
@@ -303,8 +304,9 @@ def _cross_tables(X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backe
     lost = _lost(prep.lib_ok, tgt_sets, T)
     k_list = np.array([(int(e) + 1 if knn is None else int(knn)) for e in E_set]) + lost
     # (the GPU's lookups take int32 indices)
-    idx, dist, rows = native_tables(prep, k_list, excl, backend=backend, method=method,
-                                    int32=True, key_order=True)
+    idx, dist, *rows = native_tables(prep, k_list, excl, backend=backend, method=method,
+                                     int32=True, key_order=key_order)
+    rows = rows[0] if rows else None
     return idx, dist, prep.pred_t, prep.pred_ok, rows
 
 
@@ -549,6 +551,7 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         per_lib = len(E_set) * T * depth * (28 if gpu else 16)
         batches = _series_batches(N, per_lib,
                                   _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
+    key_order = kept is None and get_kernel("xmap_key_order", backend)(T, k_set)
     for libs in progress(batches):
         rows = {}  # the tables' rows in their own order
         if kept is not None:
@@ -556,7 +559,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
             oks = [pred_ok[pos[int(e)], libs] for e in E_set]
         else:
             idx, dist, pred_t, pred_ok_b, order_b = _cross_tables(
-                X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend, method, res)
+                X, fin, libs, E_set, tau, lib_mask, knn, excl, tgt_sets, backend, method, res,
+                key_order)
             tables = [(idx[g], dist[g]) for g in range(len(E_set))]
             oks = [pred_ok_b[g] for g in range(len(E_set))]
             if order_b is not None:

@@ -235,6 +235,12 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     return _xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok, nlc)
 
 
+def key_order(T: int, k_list) -> bool:
+    """The CPU's tables keep their rows in their own order (the GPU's twin,
+    :func:`xedm.kernels.cross.gpu_xmap.key_order`, may reorder them)."""
+    return False
+
+
 def xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None,
                       order=None):
     """Cross-map skill for targets of several groups: column j of ``Yt`` (T, nT) belongs to

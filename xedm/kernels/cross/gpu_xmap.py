@@ -1,12 +1,12 @@
 """The all-pairs cross map on the GPU (CuPy): lookups of many targets through the neighbour
-tables of many library series, and the choice of E that keeps its tables for them.
+tables of many library series (the choice of E that keeps its tables for them:
+:mod:`xedm.kernels.cross.gpu_choose`).
 
 Imported only for ``backend="gpu"``::
 
     xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok) -> rho (nL, nT)
     xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok) -> rho (nL, nT)
-    choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list, tau, excl,
-                  q_lo, q_hi, self_ok, y, obs) -> rho (nE, B), tables [(idx, dist)] per E
+    key_order(T, k_list) -> whether the tables' rows should come in the states' key order
     to_device(a) -> a C-contiguous CuPy array
 
 ``xmap_skill`` is the twin of :func:`xedm.kernels.cross.cpu_xmap.xmap_skill`; ``xmap_skill_groups``
@@ -31,15 +31,8 @@ in the states' key order (``rows``: the sorted kNN kernel leaves them so where o
 them, :func:`xedm.kernels.knn.gpu.knn_device`) are looked up in that order: neighbouring rows
 then share most of their entries, which the L1 cache serves (at N = 1,000, L = 10,000, E = 5
 on an H200 a block of 32 rows has 79 distinct entries against 187 in time order, and the
-tiled lookups take 51.6 ms against 62.8 ms); the sums over rows then run in that order, and
+tiled lookups take 51.6 ms against 65.2 ms); the sums over rows then run in that order, and
 rho differs from the CPU's by about 1e-14.
-
-``choose_tables`` is one batch of the choice of E with its tables kept
-(:func:`xedm.core.ccm.xmap` on the GPU): the exact kNN pass of every E
-(:func:`xedm.kernels.knn.gpu.knn_device`) over a library that serves both the choice and the
-cross map, the leave-one-out simplex skill (Tp = 1) of every E from those tables (library
-points where ``self_ok``, the first ``k_list[ie]`` of them), and the tables cut to
-``depth_list`` entries, indices as int32, still on the device.
 """
 
 from __future__ import annotations
@@ -47,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import download, prefault, upload
-from ..knn.gpu import _module, knn_device
+from ..knn.gpu import _module
 from ..predict.constants import D_MIN
 from .gpu_ytile import _PEARSON, ytile, ytile_fits
 
@@ -372,6 +365,18 @@ PIPE_BYTES = 128 * 2**20  # a piece of the map copied back while the next is com
 DOWNLOAD_MIN_BYTES = 2**20  # a map from this size comes back through pinned buffers
 
 
+def key_order(T: int, k_list) -> bool:
+    """Whether the cross map's tables should come with their rows in the states' key order
+    (:func:`xedm.kernels.knn.gpu.knn_device`'s ``key_order``) for lookups of series of T
+    steps at these k: yes where some group goes through ``xmap_tile`` (its targets read from
+    L2, where neighbouring rows' shared entries hit the L1 cache: 0.113 s against 0.128 s for
+    the whole map at N = 1,000, L = 10,000, E = 5 on an H200), no where every group's tile of
+    targets fits shared memory (``gpu_ytile``: the rows' own times, shared by every library,
+    cost less than each library's reordered ones: 0.730 s against 0.749 s at N = 10,000,
+    L = 1,450)."""
+    return not (YTILE and all(ytile_fits(int(T), int(k)) for k in k_list))
+
+
 def _copy_back(rho, done, a, b, stream, out):
     """``rho`` into ``out[a:b]`` once the event ``done`` has passed, on ``stream``."""
     stream.wait_event(done)
@@ -521,83 +526,3 @@ def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     nT = np.shape(Yt)[1]
     return xmap_skill_groups([(idx, dist)], Yt, np.zeros(nT, np.int32), [k], Tp, pred_t,
                              [pred_ok])
-
-
-def choose_tables(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, k_list, tau, excl,
-                  q_lo, q_hi, self_ok, y, obs, tables=True):
-    """One batch of the choice of E with its tables (see the module docstring).
-
-    ``lib_ok`` (nE, B, T): the tables' library; ``self_ok`` (B, T): the library points of the
-    choice (t + 1 inside the data, target finite); ``y`` (B, T) the series (NaN as 0),
-    ``obs`` (B, P) the observed value at each row's t + 1.  Returns rho (nE, B) and, per E,
-    (idx int32, dist) (B, P, depth_list[ie]) (None with ``tables=False``: the skill only),
-    all CuPy arrays: nothing waits for the device, so the host prepares the next batch while
-    this one runs.
-    """
-    import cupy as cp
-
-    from ..predict.gpu import predict_device, skill_rows_device
-
-    E_list = np.asarray(E_list)
-    idx, dist = knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, depth_list, tau, excl,
-                           q_lo, q_hi)  # one sorted pass per run of E (knn.gpu.E_SPLIT)
-    parts = [(idx[i], dist[i]) for i in range(len(E_list))]
-    nE = len(E_list)
-    B, P = parts[0][0].shape[:2]
-    ok = upload(lib_ok) & upload(self_ok)[None]
-    yd = cp.asarray(y, dtype=cp.float64)
-    pred = cp.empty((nE, B, P), cp.float64)
-    for ie in range(nE):
-        pred[ie] = predict_device(parts[ie][0], parts[ie][1], ok[ie], yd,
-                                  cp.full(B, int(k_list[ie]), cp.int64), 1)
-    o = cp.broadcast_to(cp.asarray(obs, dtype=cp.float64)[None], pred.shape)
-    rho = skill_rows_device(o.reshape(nE * B, P), pred.reshape(nE * B, P))[0].reshape(nE, B)
-    if not tables:
-        return rho, None
-    tabs = [(parts[ie][0][:, :, :int(d)].astype(cp.int32),
-             cp.ascontiguousarray(parts[ie][1][:, :, :int(d)]))
-            for ie, d in enumerate(depth_list)]
-    return rho, tabs
-
-
-class KeptTables:
-    """The device memory in which xmap's choice of E keeps its tables for the cross map
-    (``xedm.core.ccm._choose_E_kept``): per E of ``E_tab`` (idx int32, dist) (N, P, depth),
-    ``pred_ok`` (nE, N, P) uint8, and each batch's rho (nE, B) until :meth:`rho` reads them
-    back once.  ``free_bytes()`` is the device's free memory, for the caller's budget."""
-
-    def __init__(self, E_tab, depth, N: int, P: int):
-        import cupy as cp
-
-        self.tables = {int(e): (cp.empty((N, P, int(d)), cp.int32), cp.empty((N, P, int(d))))
-                       for e, d in zip(E_tab, depth, strict=True)}
-        self.pred_ok = cp.empty((len(E_tab), N, P), cp.uint8)
-        self._rhos = []
-
-    @staticmethod
-    def free_bytes() -> int:
-        import cupy as cp
-
-        return cp.cuda.Device().mem_info[0]
-
-    def put(self, sl: slice, E_tab, tabs, pred_ok, rho) -> None:
-        """One batch of series ``sl`` from :func:`choose_tables`: its tables (one per E of
-        ``E_tab``), its prediction points (host) and its rho (device, kept there)."""
-
-        self._rhos.append(rho)
-        for e, (i, d) in zip(E_tab, tabs, strict=True):
-            self.tables[int(e)][0][sl] = i
-            self.tables[int(e)][1][sl] = d
-        self.pred_ok[:, sl] = upload(pred_ok)
-
-    def rho(self):
-        """rho (nE, N) of every batch, read back from the device (NumPy)."""
-        import cupy as cp
-
-        return cp.concatenate(self._rhos, axis=1).get()
-
-    def keep(self, E_used) -> None:
-        """Free the tables of every E not in ``E_used``."""
-        for e in list(self.tables):
-            if e not in E_used:
-                del self.tables[e]
