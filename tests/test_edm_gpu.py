@@ -748,9 +748,15 @@ def test_xmap_pieces_copied_back_while_computing_gpu(nan, monkeypatch):
     """A large map is looked up in pieces of libraries, each copied back while the next is
     computed: the same map as in one piece, the targets' order (E chosen) kept."""
     from xedm.kernels.cross import gpu_xmap
+    from xedm.kernels.knn import gpu as kg
 
     da = _data(7, n=8, T=200, nan=nan)
-    for kw in (dict(E=3), dict(E=None, E_max=4)):
+    for kw in (dict(E=3), dict(E=None, E_max=4), dict(E=3, key_order=True)):
+        kw = dict(kw)
+        if kw.pop("key_order", False):  # the tables' rows in key order, sliced per piece
+            monkeypatch.setattr(gpu_xmap, "YTILE", False)
+            monkeypatch.setattr(kg, "SORTED_MIN_ROWS", 0)
+            monkeypatch.setattr(kg, "SORTED_SPLIT_ROWS", 0)
         whole = da.edm.xmap(series_dim="unit", backend="gpu", **kw)
         monkeypatch.setattr(gpu_xmap, "PIPE_BYTES", 8 * 8 * 2)  # pieces of 2 libraries
         pieces = da.edm.xmap(series_dim="unit", backend="gpu", **kw)

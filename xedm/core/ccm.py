@@ -548,7 +548,8 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
     else:
         depth = int(E_set[-1]) + 1 if knn is None else int(knn)
         depth += int((~tgt_sets).sum(axis=1).max())
-        per_lib = len(E_set) * T * depth * (28 if gpu else 16)
+        # (on the GPU also each library's rows' times and flags when in key order)
+        per_lib = len(E_set) * T * depth * (28 if gpu else 16) + (9 + len(E_set)) * T * gpu
         batches = _series_batches(N, per_lib,
                                   _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
     key_order = kept is None and get_kernel("xmap_key_order", backend)(T, k_set)

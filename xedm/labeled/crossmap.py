@@ -430,10 +430,11 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
 
 
 def _drop_Tp(a: xr.DataArray) -> xr.DataArray:
-    """``a`` without its Tp dim of length 1 (a view; lazy data stay lazy)."""
+    """``a`` without its Tp dim of length 1 (a view; lazy data stay lazy; coords of the other
+    dims and attrs kept, as ``squeeze`` keeps them)."""
     at = a.dims.index("Tp")
     key = (slice(None),) * at + (0,)
-    return xr.DataArray(a.data[key], dims=a.dims[:at] + a.dims[at + 1:],
+    return xr.DataArray(a.data[key], dims=a.dims[:at] + a.dims[at + 1:], attrs=a.attrs,
                         coords={k: c for k, c in a.coords.items() if "Tp" not in c.dims})
 
 

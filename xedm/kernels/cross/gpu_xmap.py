@@ -5,7 +5,8 @@ tables of many library series (the choice of E that keeps its tables for them:
 Imported only for ``backend="gpu"``::
 
     xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok) -> rho (nL, nT)
-    xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok) -> rho (nL, nT)
+    xmap_skill_groups(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok, out=None,
+                      order=None, rows=None) -> rho (nL, nT)
     key_order(T, k_list) -> whether the tables' rows should come in the states' key order
     to_device(a) -> a C-contiguous CuPy array
 
@@ -27,12 +28,12 @@ Pearson sums.  A thread reads the same row entries as the other threads of its b
 non-finite value among a row's shared entries scans that row's table itself, as the CPU
 does.  The sums are those of the CPU in the same order, without fused multiply-adds; rho
 differs from the CPU's by the rounding of ``exp`` only (about 1e-15).  Tables whose rows come
-in the states' key order (``rows``: the sorted kNN kernel leaves them so where one pass makes
-them, :func:`xedm.kernels.knn.gpu.knn_device`) are looked up in that order: neighbouring rows
-then share most of their entries, which the L1 cache serves (at N = 1,000, L = 10,000, E = 5
-on an H200 a block of 32 rows has 79 distinct entries against 187 in time order, and the
-tiled lookups take 51.6 ms against 65.2 ms); the sums over rows then run in that order, and
-rho differs from the CPU's by about 1e-14.
+in the states' key order (``rows``: the sorted kNN kernel leaves them so where one pass of one
+slice makes them, :func:`xedm.kernels.knn.gpu.knn_device`) are looked up in that order:
+neighbouring rows then share most of their entries, which the L1 cache serves (at
+N = 1,000, L = 10,000, E = 5 on an H200 a block of 32 rows has 79 distinct entries against
+187 in time order, and the tiled lookups take 51.6 ms against 65.2 ms); the sums over rows
+then run in that order, and rho differs from the CPU's by about 1e-14.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ extern "C" __global__ void xmap_tile(
     int* s_m = s_qo + RC;                     // RC entry counts (0: row not used)
     const double2* Y2 = (const double2*)(Yc + c0);
     const long long ld2 = ldy / 2;
-    int tc[TP];  // this thread's column pairs, from c0 (one inside the data past the end)
+    int tc[TP];  // this thread's column pairs from c0 (pair 0 for those past the tile's end)
     for (int u = 0; u < TP; ++u) {
         const int v = threadIdx.x + u * BT;
         tc[u] = c0 + 2 * v < c1 ? v : 0;
@@ -417,10 +418,10 @@ def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok,
     wk = cp.zeros(int(qoff[-1]), cp.float64)
     mk = cp.zeros(nG * R, cp.int32)
     wsk = cp.ones(nG * R, cp.float64)
-    rows = _kernel("xmap_rows")
+    entries = _kernel("xmap_rows")
     for g in range(nG):
         depth = idxs[g].shape[2]
-        rows(((R + 255) // 256,), (256,),
+        entries(((R + 255) // 256,), (256,),
              (idxs[g], dists[g], i64(R), i64(depth), i64(ks[g]), i64(T), i64(Tp),
               qk[qoff[g]:qoff[g + 1]], wk[qoff[g]:qoff[g + 1]], mk[g * R:(g + 1) * R],
               wsk[g * R:(g + 1) * R]))

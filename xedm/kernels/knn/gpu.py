@@ -441,7 +441,9 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
 
     ``key_order``: return (idx, dist, rows), where ``rows`` (B, P) int32 is the order of the
     tables' rows: row j of series b is the prediction row ``rows[b, j]``.  Where one pass of
-    the sorted kernel makes the tables, their rows come in the kernel's order (the states'
+    one slice of the sorted kernel makes the tables (``B * P`` at least ``SORTED_SPLIT_ROWS``
+    and ``SORTED_MIN_ROWS``, no cut of ``E_SPLIT`` among the E), their rows come in the
+    kernel's order (the states'
     key order: near states together, so the cross map's lookups of neighbouring rows read
     the same target values, from the L1 cache); elsewhere ``rows`` is None and the rows are
     in their own order."""
