@@ -52,3 +52,24 @@ def test_cli_warmup_cpu(capsys):
     assert main(["warmup", "--backend", "cpu", "--E-max", "2", "--functions", "simplex",
                  "--lengths", "300", "-q"]) == 0
     assert "warmup cpu:" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_gpu_warmup_compiles_the_long_map_kernels(monkeypatch):
+    """The GPU warm-up's xmap compiles what maps of many long series use and its two-series
+    maps do not reach: the kNN kernel writing its tables in key order at each E, the
+    L2-tiled lookups at every block size (else the first such map compiled them)."""
+    from xedm.kernels.cross import gpu_xmap
+    from xedm.kernels.knn import gpu_compile
+
+    monkeypatch.setattr(gpu_compile, "_CACHE", {})
+    info = xedm.warmup("gpu", E=[2, 5], E_max=2, functions=["xmap"], lengths=[600, 800])
+    assert "errors" not in info
+    keys = set(gpu_compile._CACHE)
+    for e in (2, 5):
+        assert ("sorted", (e,), (e + 1,), 1, True) in keys
+    for bt in gpu_xmap.TILE_BTS:
+        assert ("xmap_tile2", bt, gpu_xmap.TILE_PAIRS) in keys
+    # the functions run: a map of many long series in key order uses the compiled kernels
+    assert all(f is not None for f in gpu_xmap.compile_variants([5]))

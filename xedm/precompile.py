@@ -68,18 +68,19 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
            tau: int = 1, functions=FUNCTIONS, lengths=None, progress: bool = False) -> dict:
     """Compile the kernels a session will use on small inputs (a cold start paid once).
 
-    On the GPU every variant is compiled for the given parameters: simplex, S-map, CCM and
-    ivf at each E of ``E`` (default 1..``E_max``), the choice of E (``embed_dimension``, and
+    On the GPU every variant is compiled for the given parameters: simplex, S-map, CCM and ivf
+    at each E of ``E`` (default 1..``E_max``), the choice of E (``embed_dimension``, and
     ``xmap`` with E chosen) over 1..``E_max``, each at two lengths (the kNN kernel's scan and
-    sorted paths).  CuPy keeps the compiled modules on disk (``$CUPY_CACHE_DIR``, default
-    ``~/.cupy/kernel_cache``), so a later process loads them instead of compiling: run this
-    once per machine (or per image build), e.g. ``xedm warmup --backend gpu``.  A variant a
-    session uses that the warm-up did not compile (another ``knn``, ``tau`` or ``E_max``, or
-    an xmap whose targets use a set of E other than one E or all of 1..E_max) is compiled on
-    first use, as without the warm-up.  On the CPU the numba kernels (specialised by types,
-    not by E) are compiled and cached once, at the smallest and largest E (E = 1 takes its
-    own sorting path) and at two lengths (brute force; the kd-tree path of
-    ``neighbors="auto"``).
+    sorted paths), and what a map of many long series adds at each E (the kNN tables in the key
+    order, the L2-tiled lookups at every block size).  CuPy keeps the compiled modules on disk
+    (``$CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``), so a later process loads them
+    instead of compiling: run this once per machine (or per image build), e.g. ``xedm warmup
+    --backend gpu``.  A variant a session uses that the warm-up did not compile (another
+    ``knn``, ``tau`` or ``E_max``, or an xmap whose targets use a set of E other than one E or
+    all of 1..E_max) is compiled on first use, as without the warm-up.  On the CPU the numba
+    kernels (specialised by types, not by E) are compiled and cached once, at the smallest and
+    largest E (E = 1 takes its own sorting path) and at two lengths (brute force; the kd-tree
+    path of ``neighbors="auto"``).
 
     Parameters
     ----------
@@ -200,3 +201,9 @@ def _run(name, fn, Es, lengths, E_max, tau, knn, kw) -> None:
             fn["xmap"](X, E_max=E_max, tau=tau, knn=knn, progress=False, **kw)
             for e in Es:
                 fn["xmap"](X, E=e, tau=tau, knn=knn, progress=False, **kw)
+            if kw["backend"] == "gpu" and T == lengths[-1]:
+                # what maps of many long series use and two series do not reach: the kNN
+                # tables in key order, the L2-tiled lookups at every block size
+                from .kernels import get_kernel
+
+                get_kernel("xmap_compile", "gpu")(Es, knn)

@@ -521,6 +521,19 @@ def _tile_kernel(bt: int):
     return _module(("xmap_tile2", bt, tp), src).get_function("xmap_tile")
 
 
+def compile_variants(E_list, knn=None) -> list:
+    """Compile (or load from CuPy's disk cache) the kernels of a map of long series that the
+    warm-up's small maps do not reach (:func:`xedm.warmup`): the sorted kNN kernel leaving
+    its tables in key order at each E of ``E_list`` (k = E + 1, or ``knn``: NaN-free
+    series), and the L2-tiled lookups at every block size of ``TILE_BTS``.  Returns the
+    kernel functions."""
+    from ..knn.gpu import sorted_kernel
+
+    out = [sorted_kernel([int(e)], [int(e) + 1 if knn is None else int(knn)], 1, True)
+           for e in E_list]
+    return out + [_tile_kernel(bt) for bt in TILE_BTS]
+
+
 def xmap_skill(idx, dist, Yt, k, Tp, pred_t, pred_ok):
     """Cross-map skill of a batch of library tables for every target (see
     :func:`xedm.kernels.cross.cpu_xmap.xmap_skill`): rho (nL, nT), a NumPy array."""

@@ -559,9 +559,7 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, in_order
         raise ValueError("rows in key order need one slice (B * P >= SORTED_SPLIT_ROWS)")
     part_d = cp.empty((S, nE, B, P, kmax), cp.float64)
     part_q = cp.empty((S, nE, B, P, kmax), cp.int32)
-    key = ("sorted", tuple(E_list), tuple(k_list), C, bool(in_order))
-    kern = _module(key, _sorted_source(E_list, k_list, C, in_order)).get_function(
-        "knn_sorted")
+    kern = sorted_kernel(E_list, k_list, C, in_order)
     i64 = np.int64
     kern(((P + _BLOCK - 1) // _BLOCK, S, B), (_BLOCK,),
          (X, i64(W), i64(pad), lib, pt, pok, i64(T), i64(P), i64(B), i64(tau), i64(excl),
@@ -570,6 +568,15 @@ def _sorted(X, pad, lib, pt, pok, E_list, k_list, tau, excl, idx, dist, in_order
           np.float64(m2), np.float64(delta2), part_d, part_q))
     _merge(part_d, part_q, k_list, pt, idx, dist)
     return perm if in_order else None
+
+
+def sorted_kernel(E_list, k_list, C: int, in_order: bool = False):
+    """The sorted kernel of one (E_list, k_list, C, in_order), compiled once (CuPy's disk
+    cache keeps it across processes: :func:`xedm.warmup` fills it)."""
+    E_list, k_list = [int(e) for e in E_list], [int(k) for k in k_list]
+    key = ("sorted", tuple(E_list), tuple(k_list), int(C), bool(in_order))
+    return _module(key, _sorted_source(E_list, k_list, int(C), in_order)).get_function(
+        "knn_sorted")
 
 
 def knn_sweep(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_lo, q_hi):
