@@ -439,14 +439,11 @@ def knn_device(Xpad, pad, lib_ok, pred_t, pred_ok, E_list, k_list, tau, excl, q_
     ``int32``, as the cross map's lookups take them) and dist (nE, B, P, kmax) float64.
     Inputs may be NumPy or CuPy arrays.
 
-    ``key_order``: return (idx, dist, rows), where ``rows`` (B, P) int32 is the order of the
-    tables' rows: row j of series b is the prediction row ``rows[b, j]``.  Where one pass of
-    one slice of the sorted kernel makes the tables (``B * P`` at least ``SORTED_SPLIT_ROWS``
-    and ``SORTED_MIN_ROWS``, no cut of ``E_SPLIT`` among the E), their rows come in the
-    kernel's order (the states'
-    key order: near states together, so the cross map's lookups of neighbouring rows read
-    the same target values, from the L1 cache); elsewhere ``rows`` is None and the rows are
-    in their own order."""
+    ``key_order``: (idx, dist, rows), ``rows`` (B, P) int32 the order of the tables' rows (row
+    j of series b is prediction row ``rows[b, j]``): the sorted kernel's key order (near
+    states together, whose lookups share target values in L1) where one pass of one slice
+    makes the tables (``B * P`` from ``SORTED_SPLIT_ROWS`` and ``SORTED_MIN_ROWS``, no cut of
+    ``E_SPLIT`` among the E); elsewhere None, the rows in their own order."""
     import cupy as cp
 
     E_list = [int(e) for e in np.asarray(E_list).tolist()]
