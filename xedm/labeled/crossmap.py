@@ -239,7 +239,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
                           E=(p.E_from, p.Ev))
     if p.conv:
         ds = ds.assign_coords(ci=["low", "high"])
-    ds = _null_coords(ds, p)
+    ds = ds.assign_coords(_null_coords(p))
     if p.lagged:
         ds["best_Tp"] = best_Tp(ds.rho.isel(lib_size=int(np.argmax(p.lib_sizes))))
     else:
@@ -262,12 +262,15 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
     return ds
 
 
-def _null_coords(ds: xr.Dataset, p: CrossParams) -> xr.Dataset:
+def _null_coords(p: CrossParams) -> dict:
+    """The coordinates of the surrogates' outputs: ``quantile``, and ``surrogate`` with
+    ``keep_null`` (none without surrogates)."""
+    coords = {}
     if p.n_sur:
-        ds = ds.assign_coords(quantile=list(p.sig["quantiles"]))
+        coords["quantile"] = list(p.sig["quantiles"])
         if p.keep_null:
-            ds = ds.assign_coords(surrogate=np.arange(p.n_sur))
-    return ds
+            coords["surrogate"] = np.arange(p.n_sur)
+    return coords
 
 
 def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, surrogates,
@@ -398,12 +401,9 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
     coords = {"library": p.labels, "target": p.labels}
     if p.lagged:
         coords["Tp"] = p.Tps
-    else:  # one Tp: its dim dropped (the last of each variable's pair dims)
-        arrs = {name: _drop_Tp(a) for name, a in arrs.items()}
-    if p.n_sur:
-        coords["quantile"] = list(p.sig["quantiles"])
-        if p.keep_null:
-            coords["surrogate"] = np.arange(p.n_sur)
+    else:  # one Tp: its dim dropped
+        arrs = {name: a.isel(Tp=0, drop=True) for name, a in arrs.items()}
+    coords.update(_null_coords(p))
     Es = res[1]
     if Es.ndim == 1:
         coords["E"] = (p.E_from, Es.data)  # dask-backed data: stays lazy
@@ -427,15 +427,6 @@ def xmap_dataset(p: XmapParams, names, res, lazy: bool) -> xr.Dataset:
                                   + (", separately at each Tp" if p.lagged else ""))
     ds.attrs["xedm_function"] = "xmap"
     return ds
-
-
-def _drop_Tp(a: xr.DataArray) -> xr.DataArray:
-    """``a`` without its Tp dim of length 1 (a view; lazy data stay lazy; coords of the other
-    dims and attrs kept, as ``squeeze`` keeps them)."""
-    at = a.dims.index("Tp")
-    key = (slice(None),) * at + (0,)
-    return xr.DataArray(a.data[key], dims=a.dims[:at] + a.dims[at + 1:], attrs=a.attrs,
-                        coords={k: c for k, c in a.coords.items() if "Tp" not in c.dims})
 
 
 def _pair_block_check(labels, params: str):
