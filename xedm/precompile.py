@@ -65,7 +65,8 @@ def _cache_dir(backend: str) -> str:
 
 
 def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = None,
-           tau: int = 1, functions=FUNCTIONS, lengths=None, progress: bool = False) -> dict:
+           tau: int = 1, functions=FUNCTIONS, lengths=None, progress: bool = False,
+           session: bool | None = None) -> dict:
     """Compile the kernels a session will use on small inputs (a cold start paid once).
 
     On the GPU every variant is compiled for the given parameters: simplex, S-map, CCM and ivf
@@ -80,7 +81,10 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     all of 1..E_max) is compiled on first use, as without the warm-up.  On the CPU the numba
     kernels (specialised by types, not by E) are compiled and cached once, at the smallest and
     largest E (E = 1 takes its own sorting path) and at two lengths (brute force; the kd-tree
-    path of ``neighbors="auto"``).
+    path of ``neighbors="auto"``), and then what a CPU session meets first
+    (:data:`xedm.ahead.STEPS`: the quick start, ``xedm demo``, the sweeps, RQA, surrogates).
+    On the CPU, kernels compiled ahead that ship with the package are loaded instead of
+    compiled where they serve (``precompiled`` in the result says whether they do and why not).
 
     Parameters
     ----------
@@ -101,13 +105,18 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
         Series lengths to run at (default ``GPU_LENGTHS`` or ``CPU_LENGTHS``: both kNN
         paths).
     progress : bool, default False
-        Print each step.
+        A progress bar over the steps (the function or session step at work beside it).
+    session : bool, optional
+        On the CPU, also run :data:`xedm.ahead.STEPS` (default: when ``functions`` and
+        ``lengths`` are left at their defaults).
 
     Returns
     -------
     dict
-        ``backend``, ``seconds`` (per function), ``total_seconds``, ``variants`` (the GPU
-        modules compiled or loaded in this process, by cache and key), ``cache_dir``.
+        ``backend``, ``seconds`` (per function or session step), ``total_seconds``,
+        ``variants`` (the GPU modules compiled or loaded in this process, by cache and key),
+        ``cache_dir`` (where the compiled kernels are cached), on the CPU ``precompiled``
+        (``used``, ``why_not``, ``dir``, ``hits``: kernels loaded from it).
 
     Examples
     --------
@@ -134,6 +143,8 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
         raise ValueError(f"E must be >= 1, got {Es}")
     if not gpu:  # numba compiles per argument types, not per E: E = 1 and the largest
         Es = sorted({Es[0], Es[-1]})
+    if session is None:
+        session = tuple(functions) == FUNCTIONS and lengths is None
     if lengths is None:
         lengths = GPU_LENGTHS if gpu else CPU_LENGTHS
     lengths = [int(T) for T in lengths]
@@ -142,24 +153,47 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     fn = {name: api.method(name).function() for name in
           ("simplex", "embed_dimension", "smap", "ccm", "xmap", "causal_network")}
     kw = {"backend": backend}
+    tasks = [(name, lambda name=name: _run(name, fn, Es, lengths, E_max, tau, knn, kw))
+             for name in functions if gpu or name != "ivf"]
+    if not gpu and session:  # what a CPU session meets first (xedm.ahead.STEPS)
+        from .ahead import STEPS, run_step
+
+        tasks += [(f"session:{s}", lambda s=s: run_step(s)) for s in STEPS]
+    if not gpu:
+        from .kernels import _shipped
+
+        _shipped.silence_notice()
     seconds, errors = {}, {}
     t_all = time.perf_counter()
-    for name in functions:
-        if name == "ivf" and not gpu:
-            continue
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(tasks), desc=f"warmup {backend}", unit="step")
+    for name, task in tasks:
+        if bar is not None:
+            bar.set_postfix_str(name)
         t = time.perf_counter()
         try:
-            _run(name, fn, Es, lengths, E_max, tau, knn, kw)
+            task()
         except Exception as err:  # noqa: BLE001  (one function's failure: said, not fatal)
             errors[name] = f"{type(err).__name__}: {err}"
             warnings.warn(f"warmup: {name} failed ({errors[name]}); its kernels will "
                           "compile on first use", RuntimeWarning, stacklevel=2)
         seconds[name] = round(time.perf_counter() - t, 3)
-        if progress:
-            print(f"warmup {backend}: {name} in {seconds[name]} s", flush=True)
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
     out = {"backend": backend, "seconds": seconds,
            "total_seconds": round(time.perf_counter() - t_all, 3),
            "variants": _variants() if gpu else [], "cache_dir": _cache_dir(backend)}
+    if not gpu:
+        from .kernels import _shipped
+
+        ok, why = _shipped.usable()
+        out["precompiled"] = {"used": ok, "why_not": why, "dir": _shipped.SHIP_DIR,
+                              "hits": _shipped._state.get("hits", 0)}
     if errors:
         out["errors"] = errors
     return out

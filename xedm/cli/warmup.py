@@ -12,8 +12,11 @@ def add_parser(sub) -> None:
                        "cache, so later processes start fast",
                        description="Run each function once on small synthetic data at every "
                        "E a session may use, so that CuPy's kernel cache ($CUPY_CACHE_DIR, "
-                       "default ~/.cupy/kernel_cache) or numba's holds the compiled kernels; "
-                       "prints the time per function and the GPU variants compiled.",
+                       "default ~/.cupy/kernel_cache) or numba's ($XEDM_CACHE_DIR, default "
+                       "~/.cache/xedm/numba) holds the compiled kernels; on the CPU also what "
+                       "a session meets first (the quick start, the demo, sweeps, RQA). Shows "
+                       "a progress bar; prints where the cache lives, whether the kernels "
+                       "compiled ahead with the package serve, and the GPU variants compiled.",
                        **examples("xedm warmup --backend gpu",
                                   "xedm warmup --backend gpu --E-max 8 --E 3,5",
                                   "xedm warmup --backend cpu"))
@@ -50,5 +53,9 @@ def command(args) -> int:
             print(f"  {v}")
     for name, err in info.get("errors", {}).items():
         print(f"{name}: not warmed ({err})")
+    pre = info.get("precompiled")
+    if pre is not None:
+        print(f"kernels compiled ahead ({pre['dir']}): " + (
+            f"used ({pre['hits']} loaded)" if pre["used"] else f"not used: {pre['why_not']}"))
     print(f"warmup {info['backend']}: {info['total_seconds']} s; cache: {info['cache_dir']}")
     return 1 if info.get("errors") else 0

@@ -6,9 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
-from numba import njit
 
-from ..kernels import _numba  # noqa: F401  (kernel cache location, threading layer)
+from ..kernels._numba import njit  # numba's, with xedm's kernel cache
 from ._checks import (
     _check_loops,
     _check_n,

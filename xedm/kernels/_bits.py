@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from . import _numba  # noqa: F401  (kernel cache location, threading layer)
+from ._numba import njit  # numba's, with xedm's kernel cache
 
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
 

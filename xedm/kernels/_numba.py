@@ -54,7 +54,9 @@ import threading
 import warnings
 
 import numba
-from numba.core import config
+from numba.core import caching, config
+
+from . import _shipped
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LOCK = threading.RLock()
@@ -202,11 +204,17 @@ def _install_cache_locator() -> None:
         def __init__(self, py_func, py_file):
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+            build = os.environ.get(_shipped.BUILD_ENV)
+            if build:  # a shipped build: laid out by the package's folders, as shipped
+                self._cache_path = os.path.join(build, _shipped.relative_dir(py_file))
+            else:
+                self._cache_path = os.path.join(cache_dir(),
+                                                self.get_suitable_cache_subpath(py_file))
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if config.CACHE_DIR and _user_numba_cache_dir_safe():
+            if (config.CACHE_DIR and not os.environ.get(_shipped.BUILD_ENV)
+                    and _user_numba_cache_dir_safe()):
                 return None  # the user's NUMBA_CACHE_DIR: numba's own locator takes it
             path = os.path.abspath(py_file)
             if os.path.commonpath([path, _PACKAGE_DIR]) != _PACKAGE_DIR:
@@ -325,5 +333,25 @@ def serialized(kernel):
     return call
 
 
+def njit(*args, **kwargs):
+    """``numba.njit`` for xedm's kernels: with ``cache=True`` the kernel's cache is
+    :class:`xedm.kernels._shipped.XedmFunctionCache` (the user's cache, then the kernels
+    compiled ahead that a wheel ships)."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return numba.njit(args[0])
+    decorate = numba.njit(*args, **kwargs)
+    if not kwargs.get("cache"):
+        return decorate
+
+    def wrap(fn):
+        disp = decorate(fn)
+        if type(getattr(disp, "_cache", None)) is caching.FunctionCache:
+            disp._cache = _shipped.XedmFunctionCache(disp.py_func)
+        return disp
+
+    return wrap
+
+
 _install_cache_locator()
 _choose_threading_layer()
+_shipped.install_notice(cache_dir)

@@ -15,11 +15,11 @@ import math
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._bits import debruijn_table, lowest_bit
 from .._flags import FASTMATH_DIST, FASTMATH_STRICT
+from .._numba import njit  # numba's, with xedm's kernel cache
 from ..knn.cpu_common import _insert
 from ..predict.constants import D_MIN
 from ..predict.cpu_skill import pow2_exponent

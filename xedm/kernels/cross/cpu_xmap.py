@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_STRICT
+from .._numba import njit  # numba's, with xedm's kernel cache
 from ..predict.constants import D_MIN
 from .cpu_ccm import _pearson
 

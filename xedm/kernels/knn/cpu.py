@@ -26,10 +26,10 @@ order, insertion, bounds from the previous row) :mod:`.cpu_common`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_DIST
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .cpu_common import (
     CHUNK,
     _bounds_from_previous_row,

@@ -16,10 +16,10 @@ Every table uses the contract of :mod:`xedm.kernels.knn.cpu`: time positions as 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_DIST
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .cpu_common import _before
 
 

@@ -9,9 +9,8 @@ keep is stated in :mod:`.cpu`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._numba import njit  # numba's, with xedm's kernel cache
 
 CHUNK = 256  # candidates per block: small, so a full row skips most blocks by a count
 

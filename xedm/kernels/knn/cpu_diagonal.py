@@ -5,10 +5,10 @@ pair for any E, for consecutive prediction rows; the contract of :mod:`.cpu`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_DIST
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .cpu_common import _insert, _shifted_d2
 
 STRIP = 256  # prediction rows per task of the diagonal kernel

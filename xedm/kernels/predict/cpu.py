@@ -13,11 +13,11 @@ S-map's kernels are in :mod:`xedm.kernels.smap`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._bits import debruijn_table, lowest_bit
 from .._flags import FASTMATH_DIST, FASTMATH_STRICT
+from .._numba import njit  # numba's, with xedm's kernel cache
 from ..knn.cpu_common import CHUNK, _chunk_distances, _insert_at, _row_wanted, _shifted_bound
 from .constants import D_MIN, SWEEP_MAX_E
 

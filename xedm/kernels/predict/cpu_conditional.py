@@ -39,10 +39,10 @@ points gains nothing from it).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH_DIST
+from .._numba import njit  # numba's, with xedm's kernel cache
 from ..smap.cpu import _solve, unit_cholesky
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._numba import njit  # numba's, with xedm's kernel cache
 
 
 @njit(cache=True, inline="always")

@@ -40,9 +40,9 @@ chunk_ptr : int64 (nchunks + 1,)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._numba import njit  # numba's, with xedm's kernel cache
 
 # No fastmath: the distance sums must not be reassociated or contracted into FMAs.
 _FLAGS = {"cache": True, "nogil": True, "boundscheck": False}

@@ -45,10 +45,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .constants import EXP_MIN, GRAM_ACCEPT, PIVOT_MIN, REFINE_STEPS, RIDGE_MAX
 from .cpu_qr import ridge_weight, smap_qr
 

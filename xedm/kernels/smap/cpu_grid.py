@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .constants import GRAM_ACCEPT, REFINE_STEPS
 from .cpu import _solve, unit_cholesky
 from .cpu_qr import _lstsq

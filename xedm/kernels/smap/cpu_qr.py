@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
 from .._flags import FASTMATH, FASTMATH_STRICT
+from .._numba import njit  # numba's, with xedm's kernel cache
 from ..predict.cpu_skill import pow2_exponent
 from .constants import LOG_BIG, SQ_HUGE, SQ_TINY
 

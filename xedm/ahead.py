@@ -1,0 +1,249 @@
+"""The CPU kernels a session uses, compiled ahead: the work list, and the build of the
+precompiled kernels a wheel ships.
+
+:data:`STEPS` is what a CPU session runs on first contact (the README's quick start, ``xedm
+demo``, the tutorials' calls) as small calls, one per public function and code path.  Two
+things run it:
+
+* ``xedm warmup --backend cpu`` (:func:`xedm.warmup`): in this process, into the user's numba
+  cache, with a progress bar;
+* ``python -m xedm.ahead build DIR`` (run by ``setup.py`` when a wheel is built): in worker
+  processes that compile for the portable ``x86-64-v3`` target (:mod:`xedm.kernels._shipped`)
+  into their own folders, merged into ``DIR`` with a ``manifest.json``.  Numba's cache files
+  are per function; two processes writing one function's index could pair an entry with the
+  other's object code, so each worker writes apart and the merge renumbers the entries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+#: name -> (weight (seconds to compile cold, 2-core VM), code run with ``xedm`` and ``np``
+#: imported).  Sizes pick the code paths a small session meets (brute-force kNN, the
+#: direct-sum and diagonal kNN kernels, E = 1's own sort, every S-map solver).
+STEPS = {
+    "datasets": (6, "xedm.datasets.coupled_logistic(1000); xedm.datasets.many_series(10, 300);"
+                    "xedm.datasets.logistic_map(2000); xedm.datasets.lorenz63(2000);"
+                    "xedm.datasets.whole_brain(20, 400, n_sources=4, seed=0)"),
+    "embed_dimension": (9, "ds = xedm.datasets.coupled_logistic(1000);"
+                           "ds.edm.embed_dimension(columns='y', E_max=8);"
+                           "ds.x.edm.embed_dimension(E_max=10)"),
+    "simplex": (10, "ds = xedm.datasets.coupled_logistic(1000);"
+                    "ds.edm.simplex(columns='x', target='x', E=3, lib=slice(0, 499),"
+                    " pred=slice(500, 999)); ds.x.edm.simplex(E=1); ds.x.edm.simplex(E=8);"
+                    "ds.edm.simplex(columns=['x', 'y'], target='y', E=2)"),
+    "smap": (14, "ds = xedm.datasets.coupled_logistic(1000);"
+                 "ds.edm.predict_nonlinear(columns='x', E=3);"
+                 "ds.x.edm.smap(E=3, theta=2.0); ds.x.edm.smap(E=3, theta=2.0, generate_steps=50);"
+                 "ds.edm.multiview(columns=['x', 'y'], target='x', E=2);"
+                 "ds.x.edm.predict_interval(E=3)"),
+    "ccm": (20, "ds = xedm.datasets.coupled_logistic(1000);"
+                "ds.edm.ccm(['x', 'y'], lib_sizes=[10, 50, 200, 900], E=2, samples=20,"
+                " progress=False);"
+                "ds.edm.ccm(['x', 'y'], lib_sizes=[10, 50, 200, 900], E=2, samples=20, seed=1,"
+                " surrogates=9, progress=False)"),
+    "xmap": (24, "net = xedm.datasets.many_series(10, 300);"
+                 "net.x.edm.xmap(series_dim='series', progress=False);"
+                 "net.x.edm.xmap(series_dim='series', E=3, progress=False);"
+                 "net.x.edm.xmap(series_dim='series', surrogates=9, seed=0, progress=False);"
+                 "ds = xedm.datasets.coupled_logistic(1000);"
+                 "ds.edm.xmap(columns=['x', 'y'], E=2, Tp=list(range(-5, 3)))"),
+    "causal_network": (30, "net = xedm.datasets.many_series(10, 300);"
+                           "net.x.edm.causal_network(series_dim='series', progress=False)"),
+    "rqa": (16, "x = xedm.datasets.logistic_map(2000);"
+                "x.edm.rqa(E=3, recurrence_rate=0.05, progress=False);"
+                "x.edm.rqa(E=5, tau=3, recurrence_rate=0.05, progress=False)"),
+    "sweeps": (12, "ds = xedm.datasets.coupled_logistic(1000);"
+                   "ds.x.edm.predict_tau(E=3, tau_max=3); ds.x.edm.predict_exclusion_radius(E=3);"
+                   "ds.x.edm.skill_grid(E=[2, 3], theta=[0.5, 2.0]);"
+                   "ds.x.edm.test_nonlinearity(E=3, surrogates=9, seed=0)"),
+    "recurrence": (10, "x = xedm.datasets.logistic_map(1000);"
+                       "x.edm.recurrence_plot(E=3, recurrence_rate=0.05);"
+                       "x.edm.recurrence_network(E=3, recurrence_rate=0.05)"),
+    "paths": (40, "xedm.warmup('cpu', session=False)"),  # long series (kd-tree), E = 1 and 10
+    "surrogates": (4, "x = xedm.datasets.coupled_logistic(1000).x;"
+                      "[x.edm.surrogates(m, n=9, seed=0)"
+                      " for m in ('shuffle', 'ebisuzaki', 'twin')];"
+                      "x.edm.surrogates('block', n=9, seed=0, block_length=20)"),
+}
+
+
+def run_step(name: str) -> None:
+    """Run one of :data:`STEPS` in this process."""
+    import numpy as np
+
+    import xedm
+
+    exec(STEPS[name][1], {"xedm": xedm, "np": np})  # noqa: S102  (our own list)
+
+
+def run_steps(names=None) -> dict:
+    """Run the named steps (default all) in this process; seconds per step, and the errors."""
+    seconds, errors = {}, {}
+    for name in list(STEPS) if names is None else names:
+        t = time.perf_counter()
+        try:
+            run_step(name)
+        except Exception as err:  # noqa: BLE001  (said in the result: a build fails on it)
+            errors[name] = f"{type(err).__name__}: {err}"
+        seconds[name] = round(time.perf_counter() - t, 3)
+    return {"seconds": seconds, "errors": errors}
+
+
+def sources_hash() -> str:
+    """A hash of every source file of the package: a shipped build made from other sources
+    is built again (its entries would not load: numba checks each file's hash)."""
+    import hashlib
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs[:] = sorted(d for d in dirs if d not in ("_precompiled", "__pycache__"))
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                h.update(os.path.relpath(path, root).encode())
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+def current(out: str) -> bool:
+    """Whether ``out`` holds a shipped build of these sources for this numba and Python."""
+    import numba
+
+    try:
+        with open(os.path.join(out, "manifest.json")) as f:
+            man = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return (man.get("sources") == sources_hash() and man.get("numba") == numba.__version__
+            and man.get("python") == "{}.{}".format(*sys.version_info[:2])
+            and man.get("steps") == list(STEPS))
+
+
+def _groups(names, n):
+    """``names`` in ``n`` groups of about equal weight (largest first, to the lightest)."""
+    groups = [[] for _ in range(n)]
+    load = [0] * n
+    for name in sorted(names, key=lambda m: -STEPS[m][0]):
+        i = load.index(min(load))
+        groups[i].append(name)
+        load[i] += STEPS[name][0]
+    return [g for g in groups if g]
+
+
+def _merge(parts, out) -> int:
+    """Merge the workers' cache folders into ``out``; the number of entries."""
+    import pickle
+
+    import numba
+    from numba.core.caching import IndexDataCacheFile
+
+    n = 0
+    for part in parts:
+        for folder, _, files in os.walk(part):
+            rel = os.path.relpath(folder, part)
+            for f in sorted(files):
+                if not f.endswith(".nbi"):
+                    continue
+                src_path = os.path.join(folder, f)
+                with open(src_path, "rb") as fh:
+                    if pickle.load(fh) != numba.__version__:
+                        continue
+                    stamp, overloads = pickle.loads(fh.read())
+                base = f[:-len(".nbi")]
+                src = IndexDataCacheFile(folder, base, stamp)
+                dst = IndexDataCacheFile(os.path.join(out, rel), base, stamp)
+                os.makedirs(os.path.join(out, rel), exist_ok=True)
+                for key, name in overloads.items():
+                    dst.save(key, src._load_data(name))
+                    n += 1
+    return n
+
+
+def build(out: str, workers: int | None = None, names=None, quiet: bool = False) -> dict:
+    """Compile the steps for the shipped target into ``out`` (replaced), in ``workers``
+    processes (default: the CPUs, at most 4); returns the manifest."""
+    import numba
+
+    from .kernels import _shipped
+
+    tgt = _shipped.target()
+    if tgt is None:
+        raise ValueError(f"no portable target for this machine ({_shipped._machine()}): "
+                         "nothing to ship")
+    names = list(STEPS) if names is None else list(names)
+    workers = max(1, min(workers or os.cpu_count() or 1, 4, len(names)))
+    t0 = time.perf_counter()
+    tmp = tempfile.mkdtemp(prefix="xedm-ahead-")
+    try:
+        procs, parts = [], []
+        for i, group in enumerate(_groups(names, workers)):
+            part = os.path.join(tmp, f"w{i}")
+            parts.append(part)
+            env = dict(os.environ, NUMBA_CPU_NAME=tgt[0], NUMBA_CPU_FEATURES=tgt[1],
+                       XEDM_PROGRESS="0", XEDM_COMPILE_NOTICE="0", **{_shipped.BUILD_ENV: part})
+            env.pop("NUMBA_CACHE_DIR", None)
+            procs.append((group, subprocess.Popen(
+                [sys.executable, "-m", "xedm.ahead", "run", *group], env=env,
+                stdout=subprocess.PIPE, text=True)))
+        seconds, errors = {}, {}
+        for group, p in procs:
+            stdout, _ = p.communicate()
+            res = json.loads(stdout.strip().splitlines()[-1]) if p.returncode == 0 else {
+                "seconds": {}, "errors": {g: f"worker exited {p.returncode}" for g in group}}
+            seconds.update(res["seconds"])
+            errors.update(res["errors"])
+            if not quiet:
+                print(f"xedm.ahead: {', '.join(group)}: {sum(res['seconds'].values()):.0f} s",
+                      flush=True)
+        if errors:
+            raise RuntimeError(f"precompiling failed: {errors}")
+        staged = os.path.join(tmp, "out")
+        entries = _merge(parts, staged)
+        manifest = {"xedm_ahead": 1, "numba": numba.__version__,
+                    "python": "{}.{}".format(*sys.version_info[:2]), "machine": _shipped._machine(),
+                    "cpu_name": tgt[0], "cpu_features": tgt[1], "steps": names,
+                    "sources": sources_hash(),
+                    "entries": entries, "workers": workers, "seconds": seconds,
+                    "wall_seconds": round(time.perf_counter() - t0, 1)}
+        with open(os.path.join(staged, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
+        if os.path.exists(out):
+            shutil.rmtree(out)
+        shutil.copytree(staged, out)
+        return manifest
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m xedm.ahead", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="compile the steps for the shipped target into DIR")
+    b.add_argument("out")
+    b.add_argument("--workers", type=int, default=None)
+    b.add_argument("--steps", default=None, help="comma list (default all)")
+    r = sub.add_parser("run", help="run steps in this process (a build's worker)")
+    r.add_argument("steps", nargs="+")
+    args = ap.parse_args(argv)
+    if args.cmd == "run":
+        print(json.dumps(run_steps(args.steps)))
+        return 0
+    names = None if args.steps is None else args.steps.split(",")
+    man = build(args.out, args.workers, names)
+    print(f"xedm.ahead: {man['entries']} kernels for {man['cpu_name']} in {args.out} "
+          f"({man['wall_seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
