@@ -61,7 +61,7 @@ class BuildPy(build_py):
         if _mode() in ("0", "no", "off", "false"):
             return
         editable = getattr(self, "editable_mode", False)
-        root = HERE if editable else self.build_lib
+        root = HERE if editable else os.path.abspath(self.build_lib)
         reuse = None if editable else os.path.join(HERE, SHIPPED)
         try:
             ok = _precompile(root, reuse)
@@ -82,6 +82,8 @@ class BdistWheel(bdist_wheel):
     def finalize_options(self):
         super().finalize_options()
         self.root_is_pure = _mode() in ("0", "no", "off", "false")
+        if not self.root_is_pure:  # platlib, at the wheel's root (not .data/purelib)
+            self.distribution.has_ext_modules = lambda: True
 
     def get_tag(self):
         python, abi, plat = super().get_tag()

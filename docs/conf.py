@@ -73,8 +73,8 @@ if not _file.exists() or _file.read_text() != _text:
     _file.write_text(_text)
 
 project = "xedm"
-author = "xedm developers"
-copyright = "xedm developers"
+author = "The xedm developers"
+copyright = "The xedm developers"
 version = release = xedm.__version__
 
 extensions = [

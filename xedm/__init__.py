@@ -15,7 +15,7 @@ from . import accessor as _accessor  # noqa: F401  (registers .edm)
 from . import api as _api
 from .options import get_option, set_options  # noqa: F401  (declared in xedm/api.py)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: submodules users reach as attributes (imported on first use)
 _SUBMODULES = ("datasets", "plot", "widgets")

@@ -59,7 +59,10 @@ STEPS = {
                            "net.x.edm.causal_network(series_dim='series', progress=False)"),
     "rqa": (16, "x = xedm.datasets.logistic_map(2000);"
                 "x.edm.rqa(E=3, recurrence_rate=0.05, progress=False);"
-                "x.edm.rqa(E=5, tau=3, recurrence_rate=0.05, progress=False)"),
+                "x.edm.rqa(E=5, tau=3, recurrence_rate=0.05, progress=False);"
+                # over 2e7 distances: the threshold from sampled pairs
+                "xedm.datasets.logistic_map(7000).edm.rqa(E=3, recurrence_rate=0.05,"
+                " progress=False)"),
     "sweeps": (12, "ds = xedm.datasets.coupled_logistic(1000);"
                    "ds.x.edm.predict_tau(E=3, tau_max=3); ds.x.edm.predict_exclusion_radius(E=3);"
                    "ds.x.edm.skill_grid(E=[2, 3], theta=[0.5, 2.0]);"
