@@ -2,6 +2,23 @@ import numpy as np
 import pytest
 import xarray as xr
 
+#: the markers of the test suite, registered here as well as in pyproject.toml: the tests also
+#: run from a copy of this folder outside the source tree (CI's run against the built wheel)
+MARKERS = (
+    "quick: the quick run (pytest -m quick): every public function against its reference at "
+    "least once, in minutes on 2 cores with only the quick extra's packages",
+    "gpu: needs an NVIDIA GPU with CuPy (skipped without one)",
+    "slow: long-running tests",
+    "distributed: needs dask.distributed",
+    "parity: compares against pyEDM / kEDM when installed",
+    "browser: end to end in JupyterLab + headless Chromium (own CI step: pytest -m browser)",
+)
+
+
+def pytest_configure(config):
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+
 
 def make_dataset(X, y=None, names=None):
     """Dataset with variables from the rows of X (C, T) and optional target y, time = 0..T-1."""

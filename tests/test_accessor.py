@@ -54,6 +54,7 @@ def test_help_shows_parameters():
     assert "predict_nonlinear(self, E" in text
 
 
+@pytest.mark.quick
 def test_forwarding_calls_the_function_with_the_object():
     x = xedm.datasets.logistic_map(200)
     a = x.edm.simplex(E=2, Tp=1)

@@ -14,6 +14,7 @@ from xedm import accessor, api
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("m", api.METHODS, ids=lambda m: m.name)
 def test_declared_function_is_the_public_one(m):
     func = getattr(importlib.import_module(m.module), m.name)
@@ -24,6 +25,7 @@ def test_declared_function_is_the_public_one(m):
     assert ">>>" in func.__doc__, f"{m.name}'s docstring has no example"
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("m", [m for m in api.METHODS if m.accessor], ids=lambda m: m.name)
 def test_accessor_forwards_every_declared_method(m):
     da = xr.DataArray([1.0, 2.0], dims="time")
@@ -72,3 +74,60 @@ def test_every_plot_function_is_in_the_api_page():
     block = block[:block.index("```")]
     listed = set(re.findall(r"^   (\w+)$", block, re.M))
     assert set(xedm.plot.__all__) <= listed, set(xedm.plot.__all__) - listed
+
+
+#: every public method -> quick tests (``pytest -m quick``: README's quick test command) that
+#: check its values against a reference (tests/naive*.py or an obviously correct computation)
+QUICK = {
+    "simplex": ["test_simplex::test_simplex_multivariate_and_embedded",
+                "test_simplex::test_simplex_disjoint_lib_segments"],
+    "smap": ["test_smap::test_smap_multivariate_embedded_ridge_segments"],
+    "embed_dimension": ["test_simplex::test_embed_dimension_matches_naive"],
+    "predict_interval": ["test_simplex::test_predict_interval_matches_naive"],
+    "predict_nonlinear": ["test_smap::test_predict_nonlinear_matches_naive"],
+    "predict_exclusion_radius": [
+        "test_sweeps_grid::test_exclusion_radius_matches_naive_and_simplex"],
+    "predict_tau": ["test_sweeps_grid::test_predict_tau_matches_naive"],
+    "skill_grid": ["test_sweeps_grid::test_skill_grid_matches_naive"],
+    "ccm": ["test_ccm::test_ccm_matches_naive",
+            "test_ccm::test_full_library_ccm_equals_simplex_crossmap"],
+    "xmap": ["test_ccm::test_xmap_matches_naive_with_target_E_and_nan"],
+    "multiview": ["test_multiview::test_matches_naive"],
+    "pool_replicates": ["test_replicates::test_pooled_simplex_matches_naive_segments",
+                        "test_replicates::test_ccm_pools_replicates"],
+    "causal_network": ["test_network::test_causal_network_matches_naive"],
+    "to_networkx": ["test_network::test_to_networkx_edges_are_the_links"],
+    "surrogates": ["test_significance::test_shuffle_and_block_keep_values_and_gaps",
+                   "test_iaaft::test_labeled_attrs_nan_and_max_iter",
+                   "test_nonlinearity::test_matches_naive"],
+    "test_nonlinearity": ["test_nonlinearity::test_matches_naive"],
+    "rqa": ["test_rqa::test_measures_match_dense"],
+    "recurrence_plot": ["test_rqa::test_recurrence_plot"],
+    "recurrence_network": ["test_rqa_network::test_network_matches_dense_reference",
+                           "test_rqa_network::test_broadcast_rate_and_measure_subset"],
+    "set_options": ["test_inputs::test_set_options_plain_call_and_context",
+                    "test_errors::test_issue21_item10_hours_of_work_refused_up_front"],
+    "get_option": ["test_inputs::test_set_options_plain_call_and_context"],
+    "warmup": ["test_warmup::test_cpu_warmup_of_one_function", "test_warmup::test_cli_warmup_cpu"],
+}
+
+
+def _marked_quick(func) -> bool:
+    """The test function, or one case of its parametrisation, carries the quick mark."""
+    for mark in getattr(func, "pytestmark", []):
+        if mark.name == "quick":
+            return True
+        if mark.name == "parametrize" and any(
+                m.name == "quick" for case in mark.args[1] for m in getattr(case, "marks", ())):
+            return True
+    return False
+
+
+@pytest.mark.quick
+def test_every_public_method_has_a_quick_test():
+    """A new public method needs a quick test against its reference (listed in QUICK)."""
+    assert list(QUICK) == api.names()
+    for name, tests in QUICK.items():
+        for test in tests:
+            module, func = test.split("::")
+            assert _marked_quick(getattr(importlib.import_module(module), func)), (name, test)

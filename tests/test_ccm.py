@@ -20,7 +20,8 @@ def three_series(T=70, nan=True):
     return np.stack([x, y, z])
 
 
-@pytest.mark.parametrize("knn, excl, Tp", [(None, 0, 0), (3, 2, 1)])
+@pytest.mark.parametrize("knn, excl, Tp", [(None, 0, 0),
+                                          pytest.param(3, 2, 1, marks=pytest.mark.quick)])
 def test_ccm_matches_naive(knn, excl, Tp):
     X = three_series()
     ds = xr.Dataset({n: ("time", X[i]) for i, n in enumerate("xyz")})
@@ -52,6 +53,7 @@ def test_ccm_shallow_table_fallback_is_exact(monkeypatch, depth_factor):
                                rtol=1e-9)
 
 
+@pytest.mark.quick
 def test_full_library_ccm_equals_simplex_crossmap():
     ds = xedm.datasets.coupled_logistic(300)
     out = ds.edm.ccm(["x", "y"], lib_sizes=[1000], E=3, samples=2, seed=0)
@@ -84,7 +86,8 @@ def test_ccm_reproducible_and_seeded():
     assert isinstance(d.attrs["seed"], int)
 
 
-@pytest.mark.parametrize("exact_sets", [64, 0])  # 0: the depth bound for many NaN patterns
+# 0: the depth bound for many NaN patterns
+@pytest.mark.parametrize("exact_sets", [pytest.param(64, marks=pytest.mark.quick), 0])
 def test_xmap_matches_naive_with_target_E_and_nan(exact_sets, monkeypatch):
     from xedm.core import ccm as core
 

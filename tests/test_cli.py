@@ -21,11 +21,18 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 # ----------------------------------------------------------------- help / usage
+@pytest.mark.quick
 def test_help(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     for command in ("demo", "xmap", "rqa"):
         assert command in out
+
+
+@pytest.mark.quick
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"xedm {xedm.__version__}"
 
 
 @pytest.mark.parametrize("command", ["demo", "xmap", "rqa"])
@@ -52,6 +59,7 @@ def test_module_entry_point_runs():
 
 
 # ----------------------------------------------------------------- demo
+@pytest.mark.quick
 def test_demo_writes_png_and_summary(tmp_path, capsys):
     out = tmp_path / "demo.png"
     assert main(["demo", "--n", "300", "--out", str(out), "--quiet"]) == 0

@@ -48,7 +48,7 @@ def test_top_level_help_lists_every_command(capsys):
 
 
 @pytest.mark.parametrize("command,func,extra", [
-    ("simplex", "simplex", ["--E", "2"]),
+    pytest.param("simplex", "simplex", ["--E", "2"], marks=pytest.mark.quick),
     ("smap", "smap", ["--E", "2", "--theta", "2"]),
     ("embed-dimension", "embed_dimension", ["--E-max", "4"]),
 ])

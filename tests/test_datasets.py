@@ -113,6 +113,7 @@ def test_attrs_are_netcdf_safe(func, args, kwargs):
 
 
 # ----------------------------------------------------------------- maps
+@pytest.mark.quick
 def test_logistic_matches_loop():
     da = datasets.logistic_map(SHORT, r=3.7, x0=0.3, transient=5)
     np.testing.assert_allclose(da.values, ref_logistic(SHORT, 3.7, 0.3, 5), rtol=1e-9)
@@ -129,6 +130,7 @@ def test_logistic_range_and_parameter_effect():
     assert not np.allclose(da.values[102:200], da.values[100:198], atol=1e-3)
 
 
+@pytest.mark.quick
 def test_tent_matches_loop_and_stays_chaotic():
     mu, x = 1.99, 0.3
     ref = []
@@ -142,6 +144,7 @@ def test_tent_matches_loop_and_stays_chaotic():
     assert long[-1000:].std() > 0.1  # does not collapse to 0 as mu = 2 would
 
 
+@pytest.mark.quick
 def test_henon_matches_loop():
     a, b = 1.4, 0.3
     x, y = 0.1, 0.1
@@ -160,6 +163,7 @@ def test_henon_matches_loop():
 
 
 # ----------------------------------------------------------------- coupled logistic
+@pytest.mark.quick
 def test_coupled_logistic_matches_loop():
     kw = dict(r_x=3.7, r_y=3.6, beta_xy=0.05, beta_yx=0.15, x0=0.3, y0=0.6)
     ds = datasets.coupled_logistic(SHORT, **kw, transient=3)
@@ -204,6 +208,7 @@ def test_coupled_logistic_divergence_is_an_error():
 
 
 # ----------------------------------------------------------------- flows
+@pytest.mark.quick
 def test_lorenz63_matches_reference_rk4():
     ds = datasets.lorenz63(SHORT, dt=0.01, subsample=3, transient=50, x0=(1.0, 2.0, 3.0))
     ref = ref_rk4(lorenz_rhs(), [1.0, 2.0, 3.0], 0.01, SHORT, 3, 50)
@@ -238,6 +243,7 @@ def test_lorenz63_million_points_fast():
     assert elapsed < 5.0, elapsed
 
 
+@pytest.mark.quick
 def test_rossler_matches_reference_rk4():
     a, b, c = 0.2, 0.2, 5.7
 
@@ -252,6 +258,7 @@ def test_rossler_matches_reference_rk4():
     assert float(big.z.min()) >= -1e-9 and float(big.x.max()) < 15
 
 
+@pytest.mark.quick
 def test_lorenz96_matches_reference_and_layout():
     da = datasets.lorenz96(SHORT, N=5, F=8.0, subsample=2, transient=30)
     s0 = np.full(5, 8.0)
@@ -292,6 +299,7 @@ def ref_network(x_start, r, w, n):
     return np.array(out).T
 
 
+@pytest.mark.quick
 def test_many_series_matches_loop():
     ds = datasets.many_series(6, SHORT, density=0.4, coupling=0.3, seed=5, transient=0)
     ref = ref_network(ds.x.values[:, 0], ds.r.values, ds.coupling.values, SHORT)
@@ -547,6 +555,7 @@ def test_many_series_scalar_r_is_a_fixed_rate():
 
 
 
+@pytest.mark.quick
 def test_ar1_null_series():
     x = datasets.ar1(4, 3000, phi=0.7, seed=3)
     assert x.dims == ("series", "time") and x.shape == (4, 3000)

@@ -293,6 +293,7 @@ def test_issue21_item9_nan_skill_warns_why(case, why):
     assert np.isnan(out.rho).all()
 
 
+@pytest.mark.quick
 def test_issue21_item10_hours_of_work_refused_up_front():
     with pytest.raises(ValueError, match=r"transient.*elementary operations.*work_limit"):
         xedm.datasets.logistic_map(100, transient=10**12)

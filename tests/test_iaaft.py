@@ -34,6 +34,7 @@ def test_values_spectrum_fixed_point(name):
     assert not np.allclose(S[0, 0], x)
 
 
+@pytest.mark.quick
 def test_labeled_attrs_nan_and_max_iter():
     x = _series()["ar1"].copy()
     x[:3] = np.nan

@@ -385,6 +385,7 @@ def test_numpy_lists_and_series(func):
         CALLS[func](["a"] * T)
 
 
+@pytest.mark.quick
 def test_set_options_plain_call_and_context():
     """set_options(...) applies at once and stays; as a context manager it restores."""
     import xedm

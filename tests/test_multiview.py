@@ -18,7 +18,8 @@ def ds():
     return xedm.datasets.lorenz63(90)
 
 
-@pytest.mark.parametrize(("train_lib", "E", "D", "k"), [(True, 2, 2, None), (False, 1, 2, 2)])
+@pytest.mark.parametrize(("train_lib", "E", "D", "k"), [
+    pytest.param(True, 2, 2, None, marks=pytest.mark.quick), (False, 1, 2, 2)])
 def test_matches_naive(ds, train_lib, E, D, k):
     T = ds.sizes["time"]
     t = ds.time.values

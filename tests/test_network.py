@@ -219,6 +219,110 @@ def test_logistic_pair_direction_and_networkx():
     assert e["gain"] == pytest.approx(float(net.gain.sel(library="y", target="x")))
 
 
+@pytest.mark.quick
+def test_causal_network_matches_naive():
+    """The whole pipeline against the references, step by step: E chosen per series
+    (naive.embed_dimension), the lag scan (naive.xmap with the library's E), the normal
+    p-values at the best driver lag (naive.simplex on xedm.surrogates of each target,
+    naive.normal_p_value) times the driver lags, Benjamini-Hochberg over the off-diagonal
+    pairs (naive.bh), candidates, the predictive conditioning
+    (naive.predictive_conditioning) and the links."""
+    X = xedm.datasets.many_series(3, 50, density=0.5, seed=5).x
+    x, N = X.values, 3
+    lags, n_sur, seed, alpha = np.array([-1, 0, 1]), 4, 1, 0.05
+    net = xedm.causal_network(X, E_max=3, lags=list(lags), surrogates=n_sur, seed=seed,
+                              alpha=alpha, progress=False)
+    off = ~np.eye(N, dtype=bool)
+
+    def first_max(r):  # the first of the best (NaN never best)
+        return np.argmax(np.where(np.isfinite(r), r, -np.inf), axis=-1)
+
+    E = np.array([first_max(np.array(naive.embed_dimension(x[i][None], x[i], 3))) + 1
+                  for i in range(N)])
+    np.testing.assert_array_equal(net.E.values, np.repeat(E[:, None], N, axis=1))
+    rho_lag = np.stack([naive.xmap(x, E, Tp=int(tp), E_from="library") for tp in lags], -1)
+    np.testing.assert_allclose(net.rho_lag.values, rho_lag, rtol=1e-9, atol=1e-12)
+    neg = np.flatnonzero(lags <= 0)
+    at = neg[first_max(rho_lag[..., neg])]
+    best = lags[first_max(rho_lag)]
+    np.testing.assert_array_equal(net.driver_Tp.values, lags[at])
+    np.testing.assert_array_equal(net.best_Tp.values, best)
+    rho = np.take_along_axis(rho_lag, at[..., None], -1)[..., 0]
+    np.testing.assert_allclose(net.rho.values, rho, rtol=1e-9, atol=1e-12)
+    S = xedm.surrogates(X, n=n_sur, seed=seed).transpose("series", "surrogate", "time").values
+    p = np.full((N, N), np.nan)  # the off-diagonal pairs (the diagonal is never tested)
+    for i in range(N):
+        for j in range(N):
+            if i == j:
+                continue
+            null = [naive.simplex(x[i][None], S[j, s], int(E[i]), Tp=int(lags[at[i, j]]))["rho"]
+                    for s in range(n_sur)]
+            p[i, j] = min(naive.normal_p_value(rho[i, j], null) * len(neg), 1.0)
+    np.testing.assert_allclose(net.p_value.values[off], p[off], rtol=1e-7, atol=1e-12)
+    q = np.full((N, N), np.nan)
+    q[off] = naive.bh(list(p[off]))
+    np.testing.assert_allclose(net.q_value.values, q, rtol=1e-7, atol=1e-12)
+    significant = off & (q <= alpha)
+    np.testing.assert_array_equal(net.candidate.values, significant & (best <= 0))
+    late = significant & (best > 0)
+    sync = late & late.T
+    np.testing.assert_array_equal(net.synchrony.values, sync)
+    P, G, sel = naive.predictive_conditioning(x, E)
+    np.testing.assert_array_equal(net.selected.values, sel)
+    np.testing.assert_allclose(net.gain_p.values[off], P[off], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(net.gain.values[off], G[off], rtol=1e-7, atol=1e-9)
+    gq = np.full((N, N), np.nan)
+    gq[sel] = naive.bh(list(P[sel]))
+    np.testing.assert_allclose(net.gain_q.values, gq, rtol=1e-6, atol=1e-12)
+    link = sel & (gq <= alpha) & ~sync
+    np.testing.assert_array_equal(net.link.values, link)
+    assert 0 < link.sum() < sel.sum()  # the case decides something at every step
+
+
+@pytest.mark.quick
+def test_to_networkx_edges_are_the_links(monkeypatch):
+    """to_networkx on a hand-made result, with a stand-in networkx (the quick test run has no
+    networkx; the real one is used in test_logistic_pair_direction_and_networkx): every node,
+    one edge j -> i per link[library=i, target=j], its attributes the result's values."""
+    import sys
+    import types
+
+    class DiGraph:
+        def __init__(self, **attrs):
+            self.graph, self.nodes, self.edges = attrs, [], {}
+
+        def add_nodes_from(self, nodes):
+            self.nodes.extend(nodes)
+
+        def add_edge(self, u, v, **attrs):
+            self.edges[u, v] = attrs
+
+    monkeypatch.setitem(sys.modules, "networkx", types.SimpleNamespace(DiGraph=DiGraph))
+    labels = ["a", "b", "c"]
+    link = np.array([[False, True, False], [False, False, False], [True, True, False]])
+    r = np.random.default_rng(0)
+    values = {k: r.uniform(0, 1, (3, 3)) for k in ("rho", "p_value", "q_value", "gain",
+                                                   "gain_q")}
+    values["driver_Tp"] = r.integers(-2, 1, (3, 3))
+    values["E"] = r.integers(1, 5, (3, 3))
+    pair = ("library", "target")
+    net = xr.Dataset({"link": (pair, link), **{k: (pair, v) for k, v in values.items()}},
+                     coords={"library": labels, "target": labels},
+                     attrs={"E_from": "library", "alpha": 0.05, "lags": [-1, 0]})
+    g = xedm.to_networkx(net)
+    assert g.nodes == labels
+    assert g.graph == {"E_from": "library", "alpha": 0.05, "lags": [-1, 0]}
+    want = {(labels[j], labels[i]) for i, j in zip(*np.nonzero(link), strict=True)}
+    assert set(g.edges) == want == {("b", "a"), ("a", "c"), ("b", "c")}
+    names = {"rho": "rho", "p": "p_value", "q": "q_value", "lag": "driver_Tp", "E": "E",
+             "gain": "gain", "gain_q": "gain_q"}
+    for (u, v), attrs in g.edges.items():
+        i, j = labels.index(v), labels.index(u)
+        assert attrs == {a: values[k][i, j] for a, k in names.items()}
+        assert isinstance(attrs["lag"], int) and isinstance(attrs["rho"], float)
+    assert net.edm.to_networkx().edges == g.edges  # the accessor forwards
+
+
 def test_red_noise_gives_few_links():
     X = xedm.datasets.ar1(12, 300, phi=0.9, seed=2)
     net = xedm.causal_network(X, seed=1, surrogates=19, E_max=4)

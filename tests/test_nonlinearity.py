@@ -26,6 +26,7 @@ def _tent(n, x0=0.3):
     return out
 
 
+@pytest.mark.quick
 def test_matches_naive():
     x = xedm.datasets.logistic_map(50).values
     thetas = [0.0, 3.0]

@@ -25,6 +25,7 @@ def legend_texts(ax):
 
 
 # ----------------------------------------------------------------- skill
+@pytest.mark.quick
 def test_skill_marks_best_from_attrs():
     ds = xr.Dataset(
         {"rho": ("E", [0.4, 0.95, 0.97, 0.9]), "mae": ("E", [0.3, 0.1, 0.09, 0.12])},

@@ -19,6 +19,7 @@ def reps():
                         coords={"replicate": ["a", "b", "c"], "time": np.arange(10, 60)})
 
 
+@pytest.mark.quick
 def test_pooled_simplex_matches_naive_segments(reps):
     E, Tp = 3, 1
     pooled = xedm.pool_replicates(reps, E=E, Tp=Tp)
@@ -41,6 +42,7 @@ def test_pooled_simplex_matches_naive_segments(reps):
     assert int(out.n) == len(ref["out_t"])
 
 
+@pytest.mark.quick
 def test_ccm_pools_replicates(reps):
     """At the full library size ccm's rho is simplex's cross map with one lib (and pred)
     segment per replicate."""

@@ -141,7 +141,7 @@ def test_squared_threshold_is_exact():
 
 
 # ----------------------------------------------------------------------------- measures
-@pytest.mark.parametrize("l_min", [2, 3, 4])
+@pytest.mark.parametrize("l_min", [pytest.param(2, marks=pytest.mark.quick), 3, 4])
 def test_measures_match_dense(l_min):
     x = xr.DataArray(logistic(250), dims="time")
     for theiler in (0, 1, 5):
@@ -278,6 +278,7 @@ def test_joint_recurrence_rate_one_eps_per_series():
         assert abs(float(alone.RR) - 0.2) < 0.01
 
 
+@pytest.mark.quick
 def test_recurrence_plot():
     x = xr.DataArray(logistic(80), dims="time", coords={"time": np.arange(80) + 100})
     R = x.edm.recurrence_plot(E=3, tau=2, eps=0.3)

@@ -50,7 +50,8 @@ def _assert_equal_measures(ours, ref):
         np.testing.assert_allclose(float(ours[name]), ref[name], rtol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("case, norm", [(0, "euclidean"), (1, "maximum"), (2, "manhattan")])
+@pytest.mark.parametrize("case, norm", [pytest.param(0, "euclidean", marks=pytest.mark.quick),
+                                        (1, "maximum"), (2, "manhattan")])
 def test_network_matches_dense_reference(case, norm):
     name, x, E, tau = _cases(150)[case]
     eps = nr.gap_eps(x, 0.08, E, tau, norm)
@@ -74,6 +75,7 @@ def test_disconnected_and_empty_networks():
     assert np.isnan(float(empty.assortativity)) and float(empty.global_clustering) == 0.0
 
 
+@pytest.mark.quick
 def test_broadcast_rate_and_measure_subset():
     xs = np.stack([logistic(120), logistic(120, x0=0.2)])
     da = xr.DataArray(xs, dims=("series", "time"), coords={"series": ["a", "b"]})

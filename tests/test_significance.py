@@ -26,6 +26,7 @@ def drive(T, lag=1, beta=0.32, seed=0):
 
 
 # ---------------------------------------------------------------- surrogates
+@pytest.mark.quick
 def test_ebisuzaki_keeps_the_amplitude_spectrum():
     rng = np.random.default_rng(1)
     for T in (200, 201):  # even length: the Nyquist term keeps its size
@@ -40,6 +41,7 @@ def test_ebisuzaki_keeps_the_amplitude_spectrum():
         assert np.all(np.abs(s[0] - x).max(axis=1) > 0.1 * x.std())
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("method, kw", [("shuffle", {}), ("block", {"block_length": 7})])
 def test_shuffle_and_block_keep_values_and_gaps(method, kw):
     x = logistic(150, x0=0.3)

@@ -84,7 +84,7 @@ def test_simplex_nan_in_target_only(rng):
     compare(out, ref)
 
 
-@pytest.mark.parametrize("Tp", [1, -1, 4])
+@pytest.mark.parametrize("Tp", [pytest.param(1, marks=pytest.mark.quick), -1, 4])
 def test_simplex_disjoint_lib_segments(rng, Tp):
     x = logistic(140, x0=0.3)
     out, ref = run_both(x[None], x, E=3, Tp=Tp, lib=[(0, 40), (60, 99), (110, 139)],
@@ -105,6 +105,7 @@ def test_simplex_short_series(rng):
     compare(out, ref)
 
 
+@pytest.mark.quick
 def test_simplex_multivariate_and_embedded(rng):
     X = rng.standard_normal((3, 80))
     y = X[0] + 0.5 * X[2] ** 2
@@ -126,7 +127,7 @@ def test_forecast_past_end_on_extended_time():
     assert out.time.values[0] == np.datetime64("2020-01-01") + np.timedelta64(-1, "D")
 
 
-@pytest.mark.parametrize("Tp", [1, 2])
+@pytest.mark.parametrize("Tp", [pytest.param(1, marks=pytest.mark.quick), 2])
 def test_embed_dimension_matches_naive(rng, Tp):
     x = logistic(110) + 0.01 * rng.standard_normal(110)
     x[37] = np.nan
@@ -140,6 +141,7 @@ def test_embed_dimension_matches_naive(rng, Tp):
         np.testing.assert_allclose(float(s.rho), out.rho.sel(E=E), rtol=1e-12)
 
 
+@pytest.mark.quick
 def test_predict_interval_matches_naive(rng):
     x = logistic(100)
     x[[20, 60]] = np.nan
@@ -170,6 +172,7 @@ def test_broadcast_over_extra_dims_and_dask(rng):
     assert sweep.rho.dims == ("neuron", "E") and sweep.best_E.dims == ("neuron",)
 
 
+@pytest.mark.quick
 def test_accessor_equals_function(rng):
     x = xr.DataArray(rng.standard_normal(60), dims="time", name="x")
     ds = x.to_dataset()

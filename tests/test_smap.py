@@ -33,6 +33,7 @@ def test_smap_matches_naive(rng, theta, knn, Tp):
     check(out, ref)
 
 
+@pytest.mark.quick
 def test_smap_multivariate_embedded_ridge_segments(rng):
     X = rng.standard_normal((2, 70))
     y = X[0] * X[1]
@@ -55,6 +56,7 @@ def test_smap_theta0_is_global_linear_fit(rng):
     assert out.singular_values.shape == (200, 2)  # E=1: every t predicts
 
 
+@pytest.mark.quick
 def test_predict_nonlinear_matches_naive(rng):
     x = logistic(70)
     thetas = [0, 0.5, 2, 6]

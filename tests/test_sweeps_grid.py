@@ -17,6 +17,7 @@ def _noisy(n, seed=0):
     return logistic(n) + 0.02 * rng.standard_normal(n)
 
 
+@pytest.mark.quick
 def test_exclusion_radius_matches_naive_and_simplex():
     x = _noisy(90)
     x[40] = np.nan
@@ -47,6 +48,7 @@ def test_exclusion_radius_broadcast_and_errors():
         da.edm.predict_exclusion_radius(E=2, exclusion_radius=[0, 500])
 
 
+@pytest.mark.quick
 def test_predict_tau_matches_naive():
     x = xedm.datasets.lorenz63(120).x.values
     da = xr.DataArray(x, dims="time")
@@ -61,6 +63,7 @@ def test_predict_tau_matches_naive():
         da.edm.predict_tau(E=2, tau=[0, 1])
 
 
+@pytest.mark.quick
 def test_skill_grid_matches_naive():
     knn = 8
     x = _noisy(50, 3)

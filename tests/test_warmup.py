@@ -20,6 +20,22 @@ def test_cpu_warmup_runs_the_functions():
     assert info["cache_dir"]
 
 
+@pytest.mark.quick
+def test_cpu_warmup_of_one_function():
+    """The warm-up a user runs first: one function, one length; afterwards simplex runs and
+    equals its reference (the same kernels the warm-up compiled)."""
+    import naive
+    import numpy as np
+
+    info = xedm.warmup("cpu", E_max=2, functions=["simplex"], lengths=[300])
+    assert info["backend"] == "cpu" and "errors" not in info
+    assert set(info["seconds"]) == {"simplex"} and info["seconds"]["simplex"] >= 0
+    x = xedm.datasets.logistic_map(80)
+    out = xedm.simplex(x, 2)
+    ref = naive.simplex(x.values[None], x.values, 2)
+    np.testing.assert_allclose(out.prediction.values, ref["prediction"], rtol=1e-9)
+
+
 @pytest.mark.skipif(gpu_available(), reason="a GPU is visible")
 def test_gpu_warmup_without_a_gpu_is_a_clear_error(capsys):
     with pytest.raises(ValueError, match="needs CuPy and an NVIDIA GPU"):
@@ -48,6 +64,7 @@ def test_variants_are_read_from_the_gpu_modules_caches(monkeypatch):
                    "fake.gpu_fake._TSQR_CACHE: (3, 3, 4)"]
 
 
+@pytest.mark.quick
 def test_cli_warmup_cpu(capsys):
     assert main(["warmup", "--backend", "cpu", "--E-max", "2", "--functions", "simplex",
                  "--lengths", "300", "-q"]) == 0
