@@ -29,49 +29,57 @@ import time
 #: imported).  Sizes pick the code paths a small session meets (brute-force kNN, the
 #: direct-sum and diagonal kNN kernels, E = 1's own sort, every S-map solver).
 STEPS = {
-    "datasets": (6, "xedm.datasets.coupled_logistic(1000); xedm.datasets.many_series(10, 300);"
+    "datasets": (9, "xedm.datasets.coupled_logistic(1000); xedm.datasets.many_series(10, 300);"
                     "xedm.datasets.logistic_map(2000); xedm.datasets.lorenz63(2000);"
                     "xedm.datasets.whole_brain(20, 400, n_sources=4, seed=0)"),
-    "embed_dimension": (9, "ds = xedm.datasets.coupled_logistic(1000);"
+    "embed_dimension": (2, "ds = xedm.datasets.coupled_logistic(1000);"
                            "ds.edm.embed_dimension(columns='y', E_max=8);"
                            "ds.x.edm.embed_dimension(E_max=10)"),
-    "simplex": (10, "ds = xedm.datasets.coupled_logistic(1000);"
+    "simplex": (3, "ds = xedm.datasets.coupled_logistic(1000);"
                     "ds.edm.simplex(columns='x', target='x', E=3, lib=slice(0, 499),"
                     " pred=slice(500, 999)); ds.x.edm.simplex(E=1); ds.x.edm.simplex(E=8);"
                     "ds.edm.simplex(columns=['x', 'y'], target='y', E=2)"),
-    "smap": (14, "ds = xedm.datasets.coupled_logistic(1000);"
+    "smap": (20, "ds = xedm.datasets.coupled_logistic(1000);"
                  "ds.edm.predict_nonlinear(columns='x', E=3);"
                  "ds.x.edm.smap(E=3, theta=2.0); ds.x.edm.smap(E=3, theta=2.0, generate_steps=50);"
+                 "ds.x.edm.smap(E=1, theta=0.0, singular_values=True);"  # the SVD solver
                  "ds.edm.multiview(columns=['x', 'y'], target='x', E=2);"
                  "ds.x.edm.predict_interval(E=3)"),
-    "ccm": (20, "ds = xedm.datasets.coupled_logistic(1000);"
+    "ccm": (5, "ds = xedm.datasets.coupled_logistic(1000);"
                 "ds.edm.ccm(['x', 'y'], lib_sizes=[10, 50, 200, 900], E=2, samples=20,"
                 " progress=False);"
                 "ds.edm.ccm(['x', 'y'], lib_sizes=[10, 50, 200, 900], E=2, samples=20, seed=1,"
                 " surrogates=9, progress=False)"),
-    "xmap": (24, "net = xedm.datasets.many_series(10, 300);"
+    "xmap": (15, "net = xedm.datasets.many_series(10, 300);"
                  "net.x.edm.xmap(series_dim='series', progress=False);"
                  "net.x.edm.xmap(series_dim='series', E=3, progress=False);"
                  "net.x.edm.xmap(series_dim='series', surrogates=9, seed=0, progress=False);"
                  "ds = xedm.datasets.coupled_logistic(1000);"
                  "ds.edm.xmap(columns=['x', 'y'], E=2, Tp=list(range(-5, 3)))"),
-    "causal_network": (30, "net = xedm.datasets.many_series(10, 300);"
+    "causal_network": (60, "net = xedm.datasets.many_series(10, 300);"
                            "net.x.edm.causal_network(series_dim='series', progress=False)"),
-    "rqa": (16, "x = xedm.datasets.logistic_map(2000);"
+    "rqa": (30, "x = xedm.datasets.logistic_map(2000);"
                 "x.edm.rqa(E=3, recurrence_rate=0.05, progress=False);"
                 "x.edm.rqa(E=5, tau=3, recurrence_rate=0.05, progress=False);"
+                "ds = xedm.datasets.coupled_logistic(1000);"  # cross recurrence
+                "ds.edm.rqa('x', other='y', E=2, eps=0.3, progress=False);"
                 # over 2e7 distances: the threshold from sampled pairs
                 "xedm.datasets.logistic_map(7000).edm.rqa(E=3, recurrence_rate=0.05,"
                 " progress=False)"),
-    "sweeps": (12, "ds = xedm.datasets.coupled_logistic(1000);"
+    "sweeps": (40, "ds = xedm.datasets.coupled_logistic(1000);"
                    "ds.x.edm.predict_tau(E=3, tau_max=3); ds.x.edm.predict_exclusion_radius(E=3);"
                    "ds.x.edm.skill_grid(E=[2, 3], theta=[0.5, 2.0]);"
+                   # a finite knn: every Tp and theta from one table (smap_grid)
+                   "ds.x.edm.skill_grid(E=[1, 3], tau=[1, 2], Tp=[1, -2], theta=[0.0, 2.0],"
+                   " knn=8);"
                    "ds.x.edm.test_nonlinearity(E=3, surrogates=9, seed=0)"),
     "recurrence": (10, "x = xedm.datasets.logistic_map(1000);"
                        "x.edm.recurrence_plot(E=3, recurrence_rate=0.05);"
                        "x.edm.recurrence_network(E=3, recurrence_rate=0.05)"),
-    "paths": (40, "xedm.warmup('cpu', session=False)"),  # long series (kd-tree), E = 1 and 10
-    "surrogates": (4, "x = xedm.datasets.coupled_logistic(1000).x;"
+    # long series (the kd-tree of neighbors="auto"), E = 1 (its own sort) and E = 10
+    "paths": (100, "xedm.warmup('cpu', functions=['simplex', 'embed_dimension', 'smap', 'ccm',"
+                  " 'xmap'], lengths=[8000], session=False)"),
+    "surrogates": (3, "x = xedm.datasets.coupled_logistic(1000).x;"
                       "[x.edm.surrogates(m, n=9, seed=0)"
                       " for m in ('shuffle', 'ebisuzaki', 'twin')];"
                       "x.edm.surrogates('block', n=9, seed=0, block_length=20)"),
