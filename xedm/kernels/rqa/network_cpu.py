@@ -18,9 +18,9 @@ offset and number of states, ``thr`` (nch,) the thresholds (squared for the Eucl
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._numba import njit  # numba's, with xedm's kernel cache
 from .cpu import _distances
 
 _FLAGS = {"cache": True, "nogil": True, "boundscheck": False}

@@ -38,9 +38,9 @@ items : int64 (nitems, 5)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .. import _numba  # noqa: F401  (kernel cache location, threading layer)
+from .._numba import njit  # numba's, with xedm's kernel cache
 
 _FLAGS = {"cache": True, "nogil": True, "boundscheck": False}
 
