@@ -1,9 +1,11 @@
 """Build hooks (the metadata is pyproject.toml's): kernels compiled ahead into the wheel.
 
-``build_py`` compiles the CPU kernels a session uses for the portable x86-64-v3 target
-(``python -m xedm.ahead build``, about 1.5 minutes on 2 cores) into ``xedm/_precompiled`` of
-the wheel, or of the source tree for an editable install (``pip install -e .``), where a build
-of the same sources, numba and Python is reused.  The wheel is then specific to the Python
+``build_py`` compiles the CPU kernels a session uses for the portable targets
+(``python -m xedm.ahead build``, about 2.5 minutes per target on 2 cores) into
+``xedm/_precompiled/<target>`` of the wheel (x86-64-v4 and x86-64-v3), or of the source tree
+for an editable install (``pip install -e .``: the best target of this CPU only), where a
+build of the same sources, numba and Python is reused.  ``XEDM_PRECOMPILE_TARGETS`` (``all``,
+``host`` or a comma list) overrides the choice.  The wheel is then specific to the Python
 version and machine (numba's object code is), with no compiled extension.
 
 ``XEDM_PRECOMPILE``: ``auto`` (default: build; on failure say why and go on without), ``0``
@@ -33,26 +35,15 @@ def _mode() -> str:
     return os.environ.get("XEDM_PRECOMPILE", "auto").strip().lower() or "auto"
 
 
-def _precompile(package_root: str, reuse: str | None) -> bool:
-    """Build ``package_root/xedm/_precompiled`` (``reuse``: a current build to copy)."""
-    target = os.path.join(package_root, SHIPPED)
+def _precompile(package_root: str, targets: str, reuse: str | None) -> bool:
+    """Build ``package_root/xedm/_precompiled/<target>`` (``reuse``: current builds to copy)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-    check = ("import sys, xedm.ahead as a; "
-             "sys.exit(0 if a.current(sys.argv[1]) else 1)")
-    for path in filter(None, (target, reuse)):
-        if subprocess.run([sys.executable, "-c", check, path], env=env, cwd=package_root,
-                          capture_output=True).returncode == 0:
-            if path != target:
-                shutil.rmtree(target, ignore_errors=True)
-                shutil.copytree(path, target)
-            print(f"xedm: kernels compiled ahead: reused {path}", flush=True)
-            return True
-    print("xedm: compiling the CPU kernels ahead for the x86-64-v3 baseline (about 1.5 min "
-          "on 2 cores; XEDM_PRECOMPILE=0 skips it)", flush=True)
-    p = subprocess.run([sys.executable, "-m", "xedm.ahead", "build", target], env=env,
-                       cwd=package_root)
-    return p.returncode == 0
+    print(f"xedm: the CPU kernels compiled ahead ({targets} targets; about 2.5 min per target on "
+          "2 cores unless a current build is reused; XEDM_PRECOMPILE=0 skips it)", flush=True)
+    cmd = [sys.executable, "-m", "xedm.ahead", "build", os.path.join(package_root, SHIPPED),
+           "--targets", targets] + (["--reuse", reuse] if reuse else [])
+    return subprocess.run(cmd, env=env, cwd=package_root).returncode == 0
 
 
 class BuildPy(build_py):
@@ -63,8 +54,10 @@ class BuildPy(build_py):
         editable = getattr(self, "editable_mode", False)
         root = HERE if editable else os.path.abspath(self.build_lib)
         reuse = None if editable else os.path.join(HERE, SHIPPED)
+        # an editable install serves this machine only: its best target; a wheel: every one
+        targets = os.environ.get("XEDM_PRECOMPILE_TARGETS") or ("host" if editable else "all")
         try:
-            ok = _precompile(root, reuse)
+            ok = _precompile(root, targets, reuse)
             why = "see the output above"
         except Exception as err:  # noqa: BLE001
             ok, why = False, f"{type(err).__name__}: {err}"

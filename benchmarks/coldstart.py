@@ -271,14 +271,14 @@ def timed(code, env, run=exec):
 
 def seen():
     ok, why = _shipped.usable()
-    man = _shipped.manifest() or {}
+    man = _shipped.manifest(os.path.basename(_shipped.build_dir())) or {}
     try:
         layer = numba.threading_layer()
     except Exception:
         layer = None
     return {"shipped_usable": ok, "shipped_why_not": why,
             "manifest": {k: man.get(k) for k in ("numba", "python", "cpu_name", "entries")},
-            "shipped_build_current": xedm.ahead.current(_shipped.SHIP_DIR),
+            "shipped_build_current": xedm.ahead.current(_shipped.build_dir()),
             "numba": numba.__version__, "numba_threads": numba.get_num_threads(),
             "threading_layer": layer, "xedm": xedm.__version__,
             "python": sys.version.split()[0], "cpu_count": os.cpu_count()}
@@ -419,7 +419,7 @@ def quick_part(tmp, timeout) -> dict:
     env = cpu_env("shipped", new_dir(tmp, "quick-cache"), pythonpath=False)
     check = ("import json, numba, xedm.ahead as a, xedm.kernels._shipped as s; "
              "print('RESULT ' + json.dumps({'numba': numba.__version__, "
-             "'current': a.current(s.SHIP_DIR), 'usable': s.usable()}))")
+             "'current': a.current(s.build_dir()), 'usable': s.usable()}))")
     out = {"install_command": QUICK_INSTALL, "tests_command": QUICK_TESTS,
            "note": "a fresh clone and a new venv; pip may reuse its wheel and HTTP caches; the "
                    "editable install compiles the kernels ahead into the clone (setup.py)"}
@@ -539,7 +539,7 @@ def cpu_main(args) -> int:
                                  "first use (before issue 45)"},
                 "targets": TARGETS})
     check = ("import xedm.ahead as a, xedm.kernels._shipped as s; "
-             "print(a.current(s.SHIP_DIR), s.usable())")
+             "print(a.current(s.build_dir()), s.usable())")
     seen = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                           cwd=str(ROOT)).stdout.strip()
     doc["shipped_build_at_start"] = seen

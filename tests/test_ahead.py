@@ -13,8 +13,8 @@ import pytest
 from xedm import ahead
 from xedm.kernels import _shipped
 
-pytestmark = pytest.mark.skipif(_shipped.target() is None,
-                                reason="no portable target for this machine")
+pytestmark = pytest.mark.skipif(not _shipped.host_targets(),
+                                reason="no portable target this machine runs")
 
 # run in a fresh process: the datasets' kernels (numba), how many xedm kernels were compiled
 # there (numba:compile events), how many came from the shipped build, and the numbers
@@ -52,29 +52,44 @@ def _child(tmp_path, name, **env):
     return json.loads(line[0][7:])
 
 
+HOST = _shipped.host_targets()[0][0] if _shipped.host_targets() else None
+
+
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ahead") / "precompiled"
-    man = ahead.build(str(out), workers=1, names=["datasets"], quiet=True)
-    return out, man
+    """The datasets' kernels for this CPU's best target: root/<target>/..."""
+    root = tmp_path_factory.mktemp("ahead") / "precompiled"
+    mans = ahead.build(str(root), workers=1, names=["datasets"], quiet=True, targets="host")
+    assert list(mans) == [HOST]
+    return root, mans[HOST]
 
 
 def test_build_writes_a_manifest_of_this_numba_and_python(build):
     import numba
 
-    out, man = build
+    root, man = build
+    out = root / HOST
     assert json.loads((out / "manifest.json").read_text()) == man
     assert man["numba"] == numba.__version__
     assert man["python"] == "{}.{}".format(*sys.version_info[:2])
-    assert man["cpu_name"] == _shipped.target()[0] and man["entries"] > 0
+    assert man["cpu_name"] == HOST and man["entries"] > 0
     assert list((out / "datasets").glob("*.nbi")), "the datasets' kernels are not shipped"
-    assert not list(out.rglob("*.py")), "a build ships object code only"
+    assert not list(root.rglob("*.py")), "a build ships object code only"
+
+
+def test_targets_best_first_and_by_name():
+    every = [t[0] for t in _shipped.targets()]
+    assert [t[0] for t in ahead.resolve_targets()] == every
+    assert [t[0] for t in ahead.resolve_targets("host")] == [HOST]
+    assert [t[0] for t in ahead.resolve_targets(every[-1])] == every[-1:]
+    with pytest.raises(ValueError, match="targets: unknown"):
+        ahead.resolve_targets("pentium")
+    # the portable baseline runs wherever a better target does
+    assert set(_shipped.targets()[-1][2]) <= set(_shipped.targets()[0][2])
 
 
 def test_shipped_kernels_load_without_compiling_and_match(build, tmp_path):
     out, _ = build
-    if not _shipped.host_supports(_shipped.target()[2]):
-        pytest.skip("this CPU lacks the shipped baseline")
     shipped = _child(tmp_path, "shipped", XEDM_PRECOMPILED_DIR=str(out))
     assert shipped["usable"] == [True, ""]
     assert shipped["compiled"] == 0, "a shipped kernel was compiled again"
@@ -93,7 +108,7 @@ def test_a_build_for_another_numba_is_not_used(build, tmp_path):
     import shutil
 
     shutil.copytree(out, other)
-    (other / "manifest.json").write_text(json.dumps(dict(man, numba="0.0.1")))
+    (other / HOST / "manifest.json").write_text(json.dumps(dict(man, numba="0.0.1")))
     res = _child(tmp_path, "other", XEDM_PRECOMPILED_DIR=str(other))
     assert res["usable"][0] is False and "numba 0.0.1" in res["usable"][1]
     assert res["compiled"] >= 2 and res["hits"] == 0
@@ -101,7 +116,7 @@ def test_a_build_for_another_numba_is_not_used(build, tmp_path):
 
 def test_current_tells_a_build_of_these_sources(build, tmp_path):
     out, man = build
-    assert ahead.current(str(out)) is (man["steps"] == list(ahead.STEPS))
+    assert ahead.current(str(out / HOST)) is (man["steps"] == list(ahead.STEPS))
     stale = tmp_path / "stale"
     stale.mkdir()
     (stale / "manifest.json").write_text(json.dumps(dict(man, sources="0" * 64)))

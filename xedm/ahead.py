@@ -7,9 +7,10 @@ things run it:
 
 * ``xedm warmup --backend cpu`` (:func:`xedm.warmup`): in this process, into the user's numba
   cache, with a progress bar;
-* ``python -m xedm.ahead build DIR`` (run by ``setup.py`` when a wheel is built): in worker
-  processes that compile for the portable ``x86-64-v3`` target (:mod:`xedm.kernels._shipped`)
-  into their own folders, merged into ``DIR`` with a ``manifest.json``.  Numba's cache files
+* ``python -m xedm.ahead build DIR`` (run by ``setup.py`` when a wheel is built): for each
+  portable target (``x86-64-v4``, ``x86-64-v3``: :mod:`xedm.kernels._shipped`), in worker
+  processes that compile into their own folders, merged into ``DIR/<target>`` with a
+  ``manifest.json``; a current build of the same sources is reused.  Numba's cache files
   are per function; two processes writing one function's index could pair an entry with the
   other's object code, so each worker writes apart and the merge renumbers the entries.
 """
@@ -180,17 +181,56 @@ def _merge(parts, out) -> int:
     return n
 
 
-def build(out: str, workers: int | None = None, names=None, quiet: bool = False) -> dict:
-    """Compile the steps for the shipped target into ``out`` (replaced), in ``workers``
-    processes (default: the CPUs, at most 4); returns the manifest."""
+def resolve_targets(which=None) -> list:
+    """The targets to build: ``"all"`` (default: every target of this machine), ``"host"`` (the
+    best this CPU runs: an install used here only) or a comma list of names."""
+    from .kernels import _shipped
+
+    every = list(_shipped.targets())
+    if not every:
+        raise ValueError(f"no portable target for this machine ({_shipped._machine()}): "
+                         "nothing to ship")
+    if which in (None, "", "all"):
+        return every
+    if which == "host":
+        host = _shipped.host_targets()
+        return host[:1] or every[-1:]
+    names = [n.strip() for n in str(which).split(",") if n.strip()]
+    unknown = sorted(set(names) - {t[0] for t in every})
+    if unknown:
+        raise ValueError(f"targets: unknown {unknown}; choose among {[t[0] for t in every]}, "
+                         "'all' or 'host'")
+    return [t for t in every if t[0] in names]
+
+
+def build(out: str, workers: int | None = None, names=None, quiet: bool = False,
+          targets=None, reuse: str | None = None) -> dict:
+    """Compile the steps into ``out/<target>`` for each target (:func:`resolve_targets`),
+    reusing a current build there or in ``reuse/<target>``; returns {target: manifest}."""
+    done = {}
+    for tgt in resolve_targets(targets):
+        dest = os.path.join(out, tgt[0])
+        for path in (dest, reuse and os.path.join(reuse, tgt[0])):
+            if path and names is None and current(path):
+                if os.path.abspath(path) != os.path.abspath(dest):
+                    shutil.rmtree(dest, ignore_errors=True)
+                    shutil.copytree(path, dest)
+                if not quiet:
+                    print(f"xedm.ahead: {tgt[0]}: reused {path}", flush=True)
+                with open(os.path.join(dest, "manifest.json")) as f:
+                    done[tgt[0]] = json.load(f)
+                break
+        else:
+            done[tgt[0]] = _build_one(dest, tgt, workers, names, quiet)
+    return done
+
+
+def _build_one(out: str, tgt, workers, names, quiet) -> dict:
+    """Compile the steps for one target into ``out`` (replaced); its manifest."""
     import numba
 
     from .kernels import _shipped
 
-    tgt = _shipped.target()
-    if tgt is None:
-        raise ValueError(f"no portable target for this machine ({_shipped._machine()}): "
-                         "nothing to ship")
     names = list(STEPS) if names is None else list(names)
     workers = max(1, min(workers or os.cpu_count() or 1, 4, len(names)))
     t0 = time.perf_counter()
@@ -214,8 +254,8 @@ def build(out: str, workers: int | None = None, names=None, quiet: bool = False)
             seconds.update(res["seconds"])
             errors.update(res["errors"])
             if not quiet:
-                print(f"xedm.ahead: {', '.join(group)}: {sum(res['seconds'].values()):.0f} s",
-                      flush=True)
+                print(f"xedm.ahead: {tgt[0]}: {', '.join(group)}: "
+                      f"{sum(res['seconds'].values()):.0f} s", flush=True)
         if errors:
             raise RuntimeError(f"precompiling failed: {errors}")
         staged = os.path.join(tmp, "out")
@@ -239,8 +279,10 @@ def build(out: str, workers: int | None = None, names=None, quiet: bool = False)
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m xedm.ahead", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="compile the steps for the shipped target into DIR")
+    b = sub.add_parser("build", help="compile the steps into DIR/<target> for each target")
     b.add_argument("out")
+    b.add_argument("--targets", default="all", help="all (default), host, or a comma list")
+    b.add_argument("--reuse", default=None, help="a folder whose current builds are copied")
     b.add_argument("--workers", type=int, default=None)
     b.add_argument("--steps", default=None, help="comma list (default all)")
     r = sub.add_parser("run", help="run steps in this process (a build's worker)")
@@ -250,9 +292,10 @@ def main(argv=None) -> int:
         print(json.dumps(run_steps(args.steps)))
         return 0
     names = None if args.steps is None else args.steps.split(",")
-    man = build(args.out, args.workers, names)
-    print(f"xedm.ahead: {man['entries']} kernels for {man['cpu_name']} in {args.out} "
-          f"({man['wall_seconds']} s)")
+    for name, man in build(args.out, args.workers, names, targets=args.targets,
+                           reuse=args.reuse).items():
+        print(f"xedm.ahead: {man['entries']} kernels for {name} in {args.out}/{name} "
+              f"({man['wall_seconds']} s to build)")
     return 0
 
 

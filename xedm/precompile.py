@@ -192,7 +192,7 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
         from .kernels import _shipped
 
         ok, why = _shipped.usable()
-        out["precompiled"] = {"used": ok, "why_not": why, "dir": _shipped.SHIP_DIR,
+        out["precompiled"] = {"used": ok, "why_not": why, "dir": _shipped.build_dir(),
                               "hits": _shipped._state.get("hits", 0)}
     if errors:
         out["errors"] = errors
