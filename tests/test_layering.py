@@ -50,6 +50,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "xedm.plot",
         "xedm.compat",
         "xedm.precompile",  # warmup: runs the public functions once (kernel caches)
+        "xedm.ahead",  # the CPU session's calls, compiled ahead into the shipped kernels
     ),
     # the xarray layer: inputs, parameter checks, result Datasets, dask through apply_ufunc
     ("xedm.labeled",),
