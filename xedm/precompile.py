@@ -82,7 +82,7 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     kernels (specialised by types, not by E) are compiled and cached once, at the smallest and
     largest E (E = 1 takes its own sorting path) and at two lengths (brute force; the kd-tree
     path of ``neighbors="auto"``), and then what a CPU session meets first
-    (:data:`xedm.ahead.STEPS`: the quick start, ``xedm demo``, the sweeps, RQA, surrogates).
+    (``xedm.ahead.STEPS``: the quick start, ``xedm demo``, the sweeps, RQA, surrogates).
     On the CPU, kernels compiled ahead that ship with the package are loaded instead of
     compiled where they serve (``precompiled`` in the result says whether they do and why not).
 
@@ -107,7 +107,7 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     progress : bool, default False
         A progress bar over the steps (the function or session step at work beside it).
     session : bool, optional
-        On the CPU, also run :data:`xedm.ahead.STEPS` (default: when ``functions`` and
+        On the CPU, also run ``xedm.ahead.STEPS`` (default: when ``functions`` and
         ``lengths`` are left at their defaults).
 
     Returns
