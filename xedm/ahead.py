@@ -131,13 +131,15 @@ def current(out: str) -> bool:
     """Whether ``out`` holds a shipped build of these sources for this numba and Python."""
     import numba
 
+    from .kernels import _shipped
+
     try:
         with open(os.path.join(out, "manifest.json")) as f:
             man = json.load(f)
     except (OSError, ValueError):
         return False
     return (man.get("sources") == sources_hash() and man.get("numba") == numba.__version__
-            and man.get("python") == "{}.{}".format(*sys.version_info[:2])
+            and man.get("python") == _shipped.PYTHON
             and man.get("steps") == list(STEPS))
 
 
@@ -261,7 +263,7 @@ def _build_one(out: str, tgt, workers, names, quiet) -> dict:
         staged = os.path.join(tmp, "out")
         entries = _merge(parts, staged)
         manifest = {"xedm_ahead": 1, "numba": numba.__version__,
-                    "python": "{}.{}".format(*sys.version_info[:2]), "machine": _shipped._machine(),
+                    "python": _shipped.PYTHON, "machine": _shipped._machine(),
                     "cpu_name": tgt[0], "cpu_features": tgt[1], "steps": names,
                     "sources": sources_hash(),
                     "entries": entries, "workers": workers, "seconds": seconds,

@@ -59,9 +59,9 @@ def _cache_dir(backend: str) -> str:
     if backend == "gpu":
         return os.environ.get("CUPY_CACHE_DIR",
                               os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache"))
-    from .kernels._numba import cache_dir
+    from .kernels._numba import kernel_cache_dir
 
-    return os.environ.get("NUMBA_CACHE_DIR") or cache_dir()
+    return kernel_cache_dir()
 
 
 def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = None,

@@ -58,7 +58,6 @@ from numba.core import caching, config
 
 from . import _shipped
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LOCK = threading.RLock()
 _state: dict[str, object] = {"layer": None, "serialize": False}
 _CACHE_DIRS: dict[tuple, str] = {}  # cache_dir()'s choice per setting of the environment
@@ -172,6 +171,12 @@ def cache_dir() -> str:
     return _CACHE_DIRS[key]
 
 
+def kernel_cache_dir() -> str:
+    """Where kernels compiled in this process are cached: a user's NUMBA_CACHE_DIR (numba's
+    rule), else :func:`cache_dir`."""
+    return os.environ.get("NUMBA_CACHE_DIR") or cache_dir()
+
+
 def _user_numba_cache_dir_safe() -> bool:
     """Whether the user's NUMBA_CACHE_DIR may hold xedm's kernels (else xedm's own is used)."""
     path = config.CACHE_DIR
@@ -216,8 +221,7 @@ def _install_cache_locator() -> None:
             if (config.CACHE_DIR and not os.environ.get(_shipped.BUILD_ENV)
                     and _user_numba_cache_dir_safe()):
                 return None  # the user's NUMBA_CACHE_DIR: numba's own locator takes it
-            path = os.path.abspath(py_file)
-            if os.path.commonpath([path, _PACKAGE_DIR]) != _PACKAGE_DIR:
+            if _shipped.relative_dir(py_file) is None:  # not one of xedm's files
                 return None
             return super(base, cls).from_function(py_func, py_file)
 
@@ -354,4 +358,4 @@ def njit(*args, **kwargs):
 
 _install_cache_locator()
 _choose_threading_layer()
-_shipped.install_notice(cache_dir)
+_shipped.install_notice(kernel_cache_dir)

@@ -3,7 +3,7 @@
 numba compiles a kernel on its first call (seconds each, minutes for a whole session on a small
 machine) and caches the object code on disk (:mod:`xedm.kernels._numba`).  A wheel of xedm also
 carries that object code for the commonest signatures, built when the wheel is built
-(``python -m xedm.precompile build``, run by ``setup.py``), in ``xedm/_precompiled/``:
+(``python -m xedm.ahead build``, run by ``setup.py``), in ``xedm/_precompiled/``:
 
 * **portable**: compiled for the ``x86-64-v4`` (AVX-512) and ``x86-64-v3`` (AVX2, FMA: Intel
   since 2013, AMD since 2015) baselines, not for the build machine's CPU; the best one whose
@@ -47,10 +47,12 @@ TARGETS = {
                                          "avx512vl")),
                ("x86-64-v3", "", _V3)),
 }
-#: a build writes its cache here (set by ``xedm.precompile build`` in its workers only)
+#: a build writes its cache here (set by ``xedm.ahead.build`` in its workers only)
 BUILD_ENV = "XEDM_SHIP_BUILD"
 #: ``XEDM_PRECOMPILED=0``: ignore the shipped kernels (compile every kernel for this CPU)
 OFF_ENV = "XEDM_PRECOMPILED"
+#: the Python of this process, as manifests record it
+PYTHON = "{}.{}".format(*sys.version_info[:2])
 #: seconds of compiling before the one-line notice
 NOTICE_AFTER = 2.0
 _state: dict = {}
@@ -107,7 +109,7 @@ def _why_not(tgt) -> str:
         return f"none ship with this installation ({SHIP_DIR} has no {tgt[0]} build)"
     if man.get("numba") != numba.__version__:
         return f"they are built for numba {man.get('numba')}, this is numba {numba.__version__}"
-    if man.get("python") != "{}.{}".format(*sys.version_info[:2]):
+    if man.get("python") != PYTHON:
         return f"they are built for Python {man.get('python')}"
     return ""
 
@@ -217,7 +219,7 @@ class _Notice(event.Listener):
             return
         self._said = True
         ok, why = usable()
-        cache_dir = os.environ.get("NUMBA_CACHE_DIR") or self._cache_dir()
+        cache_dir = self._cache_dir()
         sys.stderr.write(
             f"xedm: compiling {disp.py_func.__name__} and the kernels it needs for their first "
             f"use (once per machine: they are cached in {cache_dir}"
@@ -232,7 +234,7 @@ def _is_xedm(disp) -> bool:
 
 
 def install_notice(cache_dir) -> None:
-    """Register the notice (``cache_dir()``: where the kernels are cached)."""
+    """Register the notice (``cache_dir()``: where compiled kernels are cached now)."""
     if "notice" not in _state:
         _state["notice"] = _Notice(cache_dir)
         event.register("numba:compile", _state["notice"])
