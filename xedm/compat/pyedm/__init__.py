@@ -30,6 +30,7 @@ Examples
 """
 
 from ._args import RADII, row_slices
+from .auxiliary import ComputeError, Embed, SurrogateData, sample_data
 from .ccm import CCM
 from .multiview import Multiview
 from .multiview import _view_order as _view_order  # tests use pyEDM's ranking
@@ -43,5 +44,33 @@ from .predict import (
     SMap,
 )
 
-__all__ = ["CCM", "EmbedDimension", "Multiview", "PredictExclusionRadius", "PredictInterval",
-           "PredictNonlinear", "RADII", "SMap", "Simplex", "row_slices"]
+__all__ = ["CCM", "ComputeError", "Embed", "EmbedDimension", "Examples", "Multiview",
+           "PredictExclusionRadius", "PredictInterval", "PredictNonlinear", "RADII", "SMap",
+           "Simplex", "SurrogateData", "row_slices", "sampleData"]
+
+
+def Examples() -> None:
+    """pyEDM's ``Examples()``: its canonical calls on its sample data (pyEDM installed, for
+    ``sampleData``), each printed, then run here; the plots shown (``showPlot=True``).
+
+    Examples
+    --------
+    >>> Examples()  # doctest: +SKIP
+    EmbedDimension( dataFrame = sampleData["TentMap"], columns = 'TentMap', ...
+    """
+    from .examples import EXAMPLES, command
+
+    data = sample_data()
+    for where, func, name, kw in EXAMPLES:
+        if where == "Examples":
+            print(command(func, name, kw))
+            print()
+            globals()[func](data[name], **kw)
+
+
+def __getattr__(name: str):
+    """``sampleData``: pyEDM's sample DataFrames, read from the installed pyEDM's own files
+    (ImportError naming ``pip install pyEDM`` without it); xedm ships no copy."""
+    if name == "sampleData":
+        return sample_data()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
