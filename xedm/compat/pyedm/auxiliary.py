@@ -62,7 +62,7 @@ def ComputeError(obs, pred, digits: int = 6) -> dict:
     >>> import numpy as np
     >>> err = ComputeError(np.array([1., 2, 3, 4, 5]), np.array([1.1, 2, 2.9, 4.2, 5]))
     >>> {k: float(v) for k, v in err.items()}
-    {'rho': 0.995893, 'MAE': 0.1, 'CAE': 0.4, 'RMSE': 0.109545}
+    {'rho': 0.99741, 'MAE': 0.1, 'CAE': 0.4, 'RMSE': 0.109545}
     """
     digits = check_int("digits", digits)
     o = np.asarray(obs, dtype=float).ravel()
