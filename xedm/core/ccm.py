@@ -13,6 +13,12 @@ each sample, a subset of L of the n valid points by Floyd's algorithm on
 picked points are the ones left out.  No draw is made for a size >= n (the full library is
 used).  Pairs with the same valid set therefore share their library subsets.  Every valid
 point is predicted (itself and its exclusion radius excluded).
+
+``sampling="pyedm"`` draws pyEDM 2.5.7's libraries instead: for each lib size, a fresh
+``numpy.random.default_rng(seed)`` (every size and both directions of a pair restart from the
+seed, as pyEDM's do) draws, per sample, ``rng.choice(n, size=min(L, n), replace=False)``
+positions among the n valid points, in time order.  The same seed then gives pyEDM's
+libraries, and the same rho per sample.
 """
 
 from __future__ import annotations
@@ -62,11 +68,29 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
     return ok
 
 
-def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed) -> np.ndarray:
+#: how the random libraries are drawn (module doc)
+SAMPLINGS = ("xedm", "pyedm")
+
+
+def _draw_pyedm(pos: np.ndarray, T: int, sizes: np.ndarray, samples: int, seed) -> np.ndarray:
+    """pyEDM 2.5.7's libraries (module doc) as membership masks."""
+    n = len(pos)
+    out = np.zeros((len(sizes) * samples, T), bool)
+    for i, L in enumerate(sizes.tolist()):
+        rng = np.random.default_rng(seed)
+        for s in range(samples):
+            out[i * samples + s, pos[rng.choice(n, size=min(L, n), replace=False)]] = True
+    return out
+
+
+def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed,
+                 sampling: str = "xedm") -> np.ndarray:
     """(n_sizes * samples, T) membership masks of the sampled libraries (see module doc)."""
     pos = np.flatnonzero(valid).astype(np.int64)
     n = len(pos)
     sizes = np.asarray(lib_sizes, np.int64)
+    if sampling == "pyedm":
+        return _draw_pyedm(pos, len(valid), sizes, samples, seed)
     m = np.where(sizes < n, np.minimum(sizes, n - sizes), 0)
     rng = np.random.Generator(np.random.PCG64(seed))
     u = rng.random(int(m.sum()) * samples)  # the same stream as one rng.random(m) per draw
@@ -79,7 +103,7 @@ CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums 
 
 def ccm(
     X, *, E, tau, Tp, knn, excl, lib_sizes, samples, seed, backend, progress: Callable = iter,
-    S=None, method="exact",
+    S=None, method="exact", sampling="xedm",
 ) -> dict[str, np.ndarray]:
     """rho (N, N, nTp, n_sizes, samples) for every ordered pair, horizon of ``Tp`` (an int or
     a sequence), library size and sample.
@@ -89,6 +113,7 @@ def ccm(
     alone).  ``S`` (N, n, T): surrogates of each target series (with its NaN positions),
     cross-mapped with the same tables and libraries; the result then also holds
     ``rho_null`` (N, N, nTp, n_sizes, n): each surrogate's rho, mean over the samples.
+    ``sampling``: "xedm" or "pyedm", how the libraries are drawn (module doc).
     """
     N, T = X.shape
     lib_sizes = np.asarray(lib_sizes, np.int64)
@@ -127,7 +152,7 @@ def ccm(
             if key not in drawn:
                 # sizes >= nv give the full library in every sample: one row for all of them
                 full = np.repeat(lib_sizes >= nv, samples)
-                m = draw_members(valid, lib_sizes, samples, seed)
+                m = draw_members(valid, lib_sizes, samples, seed, sampling)
                 first = np.flatnonzero(full)[:1]
                 rows = np.concatenate([np.flatnonzero(~full), first])
                 which = np.where(full, len(rows) - 1, np.cumsum(~full) - 1)

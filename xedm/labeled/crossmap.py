@@ -13,6 +13,7 @@ import xarray as xr
 
 from ..core import ccm as _ccm
 from ..core import validate as v
+from ..core.ccm import SAMPLINGS
 from ..core.network import library_E_xmap
 from ..kernels import resolve_backend
 from ..neighbors.base import neighbor_attrs, resolve_method
@@ -104,6 +105,7 @@ class CCMParams(CrossParams):
     keep_samples: bool
     E_from: str = "library"  # whose E embeds the library of a pair
     one_size: bool = False  # lib_sizes given as one int: no lib_size dim (as Tp)
+    sampling: str = "xedm"  # how the random libraries are drawn (xedm.core.ccm)
 
     @property
     def conv(self) -> bool:
@@ -132,10 +134,13 @@ def _E_text(Ev) -> str:
 def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusion_radius,
                knn, keep_samples, surrogates, surrogate_method, quantiles, keep_null,
                surrogate_options, p_method, n_boot, backend, progress, neighbors,
-               neighbors_recall, E_from="library") -> CCMParams:
+               neighbors_recall, E_from="library", sampling="xedm") -> CCMParams:
     """Check the parameters of :func:`xedm.ccm` for n = len(labels) series of T points."""
     n = len(labels)
     E_from = check_E_from(E_from)
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling={sampling!r}: use 'xedm' (Floyd's draws) or 'pyedm' "
+                         "(pyEDM 2.5.7's libraries for the same seed)")
     Ev = E_per_series(E, n)
     tau = v.check_tau(tau)
     Tps, lagged = check_Tp_list(Tp)
@@ -172,7 +177,7 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
             f"lib_sizes={sizes.tolist()}")
     return CCMParams(labels, sdim, n, Ev, tau, Tps, lagged, knn, excl, keep_null, sig, backend,
                      search, bar, text, sizes, samples, seed, n_boot, keep_samples, E_from,
-                     one_size=np.ndim(lib_sizes) == 0)
+                     one_size=np.ndim(lib_sizes) == 0, sampling=sampling)
 
 
 def ccm_block(p: CCMParams, x2d: np.ndarray) -> tuple:
@@ -182,7 +187,8 @@ def ccm_block(p: CCMParams, x2d: np.ndarray) -> tuple:
     def run(Ev):
         return _ccm.ccm(x2d, E=Ev, tau=p.tau, Tp=p.Tps, knn=p.knn, excl=p.excl,
                         lib_sizes=p.lib_sizes, samples=p.samples, seed=p.seed,
-                        backend=p.backend, progress=p.bar, S=S, method=p.search)
+                        backend=p.backend, progress=p.bar, S=S, method=p.search,
+                        sampling=p.sampling)
 
     if p.E_from == "library":
         res = run(p.Ev)
@@ -248,7 +254,7 @@ def ccm_dataset(p: CCMParams, names, res, lazy: bool) -> xr.Dataset:
         ds = ds.squeeze("lib_size")  # the size stays, as a scalar coordinate
     ds.attrs.update(tau=p.tau, Tp=p.Tp_text, exclusion_radius=p.excl,
                     knn=-1 if p.knn is None else p.knn, samples=p.samples, seed=p.seed,
-                    backend=p.backend, **neighbor_attrs(p.search, lazy),
+                    sampling=p.sampling, backend=p.backend, **neighbor_attrs(p.search, lazy),
                     series_dim=p.sdim, E_from=p.E_from,
                     meaning="rho(library=x, target=y) high: y causes x")
     if p.conv:

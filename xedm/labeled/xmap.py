@@ -56,6 +56,7 @@ def ccm(
     neighbors: str | None = None,
     neighbors_recall: float | None = None,
     E_from: str = "library",
+    sampling: str = "xedm",
 ) -> xr.Dataset:
     """Convergent cross mapping (Sugihara et al. 2012) for every ordered pair of series.
 
@@ -83,6 +84,12 @@ def ccm(
     seed : int, optional
         Seed (>= 0) of ``numpy.random.Generator(PCG64(seed))`` for the libraries (and of the
         surrogates and the bootstrap); None draws one (recorded in attrs).
+    sampling : {"xedm", "pyedm"}
+        How the random libraries are drawn from ``seed``: "xedm" (Floyd's algorithm on one
+        PCG64 stream) or "pyedm", pyEDM 2.5.7's libraries (for each size a fresh
+        ``numpy.random.default_rng(seed)``, then ``choice(n, L, replace=False)`` per
+        sample), so that with the same seed each sample's rho is pyEDM's
+        (docs/from-pyedm.md).
     keep_samples : bool
         Also return every sample's rho as ``rho_sample`` over a ``sample`` dim.
     neighbors, neighbors_recall : as in :func:`xedm.simplex`
@@ -171,7 +178,7 @@ def ccm(
                    surrogate_method=surrogate_method, quantiles=quantiles, keep_null=keep_null,
                    surrogate_options=surrogate_options, p_method=p_method, n_boot=n_boot,
                    backend=backend, progress=progress, neighbors=neighbors,
-                   neighbors_recall=neighbors_recall, E_from=E_from)
+                   neighbors_recall=neighbors_recall, E_from=E_from, sampling=sampling)
     lazy = X.chunks is not None
     names, out_dims, sizes, dtypes = ccm_layout(p)
     res = apply_cross(X, tdim, partial(ccm_block, p), out_dims, sizes, dtypes,

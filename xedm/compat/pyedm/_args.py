@@ -155,7 +155,6 @@ def _refuse(**given) -> None:
                           "xedm.simplex(..., generate_steps=n)",
         "returnObject": "xedm has no pyEDM class instances; call xedm's function instead",
         "ignoreNan": "xedm always leaves states with NaN out (docs/from-pyedm.md)",
-        "includeData": "xedm.ccm(..., keep_samples=True) returns every sample's rho instead",
         "solver": "xedm's S-map solves by SVD least squares or ridge (xedm.smap(solver=...))",
         "legacy": "xedm has one CCM",
         "embedded": "embedded columns are not a cross map (use xedm.ccm on the series)",

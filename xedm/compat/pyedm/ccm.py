@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...labeled import xmap as _cross
@@ -12,12 +13,24 @@ def CCM(dataFrame=None, columns="", target="", libSizes="", sample=30, E=0, Tp=0
         tau=-1, exclusionRadius=0, seed=None, embedded=False, validLib=(), includeData=False,
         noTime=False, mpMethod=None, parallel=True, sharedMB=0.01, verbose=False,
         showPlot=False, returnObject=False, legacy=False) -> pd.DataFrame:
-    """pyEDM's ``CCM`` (:func:`xedm.ccm`): ``LibSize, col:target, target:col`` (``x:y`` is
-    the skill of x's manifold at recovering y: y causes x).  The random libraries are
-    xedm's (numpy's PCG64 with ``seed``): rho agrees with pyEDM's where a library size uses
-    every library point, and statistically elsewhere."""
-    _refuse(returnObject=returnObject, includeData=includeData, legacy=legacy,
-            embedded=embedded)
+    """pyEDM's ``CCM`` (:func:`xedm.ccm` with ``sampling="pyedm"``): ``LibSize, col:target,
+    target:col`` (``x:y`` is the skill of x's manifold at recovering y: y causes x), with
+    ``includeData`` also each one's variance over the samples (``x:y_var``, ``y:x_var``).
+
+    The random libraries are pyEDM's for the same ``seed`` (``numpy.random.default_rng(seed)``
+    for each size and direction), so the numbers equal pyEDM's; without a seed both draw
+    one at random.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> t = np.arange(1, 201)
+    >>> df = pd.DataFrame({"Time": t, "x": np.sin(0.3 * t), "y": np.cos(0.21 * t)})
+    >>> CCM(df, columns="x", target="y", libSizes="20 100 40", sample=10, E=2,
+    ...     seed=1).columns.tolist()
+    ['LibSize', 'x:y', 'y:x']
+    """
+    _refuse(returnObject=returnObject, legacy=legacy, embedded=embedded)
     d = _Data(dataFrame, columns, target, noTime)
     if len(validLib):
         raise ValueError("validLib is not supported by CCM here: select the rows first")
@@ -32,11 +45,15 @@ def CCM(dataFrame=None, columns="", target="", libSizes="", sample=30, E=0, Tp=0
         raise ValueError("libSizes is required, e.g. libSizes='10 80 10'")
     res = _cross.ccm(d.ds, [col, tgt], lib_sizes=sizes, E=_E(E, False, d.cols), samples=sample,
                      seed=seed, tau=_tau(tau), Tp=Tp, exclusion_radius=exclusionRadius,
-                     knn=knn or None, time_dim=d.tdim, progress=False)
-    rho = res.rho
-    out = pd.DataFrame({"LibSize": sizes,
-                        f"{col}:{tgt}": rho.sel(library=col, target=tgt).values,
-                        f"{tgt}:{col}": rho.sel(library=tgt, target=col).values})
+                     knn=knn or None, time_dim=d.tdim, progress=False, sampling="pyedm",
+                     keep_samples=bool(includeData))
+    pairs = {f"{col}:{tgt}": (col, tgt), f"{tgt}:{col}": (tgt, col)}
+    out = pd.DataFrame({"LibSize": sizes, **{k: res.rho.sel(library=a, target=b).values
+                                             for k, (a, b) in pairs.items()}})
+    if includeData:  # pyEDM's variance of the samples' rho about their mean
+        for k, (a, b) in pairs.items():
+            r = res.rho_sample.sel(library=a, target=b).transpose("lib_size", "sample").values
+            out[f"{k}_var"] = np.nanvar(r, axis=1)
     if showPlot:
         _plot(out, "LibSize", f"E = {E}", "Library Size", "CCM ρ")
     return out
