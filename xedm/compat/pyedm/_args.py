@@ -191,8 +191,15 @@ def _smap_knn(d: _Data, lib, E: int | None, tau: int, Tp: int, embedded: bool) -
 def _projection(d: _Data, res, Tp: int) -> pd.DataFrame:
     """pyEDM's Projection of a simplex or S-map result (see :func:`_frame`)."""
     labels = res[d.tdim].values  # xedm's target times: one contiguous run of positions
-    j = int(np.flatnonzero(np.isin(labels, d.index.values))[0])
-    pos = d.index.get_loc(labels[j]) - j + np.arange(len(labels))
+    inside = np.flatnonzero(np.isin(labels, d.index.values))
+    if len(inside):
+        j = int(inside[0])
+        pos = d.index.get_loc(labels[j]) - j + np.arange(len(labels))
+    else:  # every target past the data's end (or before its start): the extended labels
+        T, m = len(d.index), abs(Tp) + len(labels)
+        ext = np.asarray(extended_labels(d.index, np.arange(-m, T + m)))
+        j = int(np.flatnonzero(ext == labels[0])[0]) - m
+        pos = j + np.arange(len(labels))
     var = res.pred_variance.values if "pred_variance" in res else None  # S-map has none
     return _frame(d, pos, res.prediction.values, var, Tp)
 

@@ -10,6 +10,7 @@ from ...core.validate import check_int
 from ...labeled import edm as _edm
 from ...labeled import sweeps as _sweeps
 from ._args import _E, RADII, _Data, _plot, _projection, _refuse, _smap_knn, _tau
+from .generate import check_generate, generate
 
 
 def Simplex(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, knn=0,
@@ -17,9 +18,15 @@ def Simplex(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, k
             kdWorkers=-1, generateSteps=0, generateConcat=False, verbose=False,
             showPlot=False, ignoreNan=True, returnObject=False) -> pd.DataFrame:
     """pyEDM's ``Simplex`` (:func:`xedm.simplex`): ``Time, Observations, Predictions,
-    Pred_Variance``."""
-    _refuse(generateSteps=generateSteps, generateConcat=generateConcat,
-            returnObject=returnObject, ignoreNan=not ignoreNan)
+    Pred_Variance``; ``generateSteps=n``: pyEDM's n generated rows (``generateConcat``: after
+    the data's time and observations), as :mod:`xedm.compat.pyedm.generate` describes."""
+    _refuse(returnObject=returnObject, ignoreNan=not ignoreNan)
+    if check_int("generateSteps", generateSteps, 0):
+        col, tgt = check_generate(dataFrame, columns, target, embedded, noTime)
+        return generate(Simplex, dataFrame, col, tgt, lib, pred, generateSteps, generateConcat,
+                        noTime, False, dict(E=E, Tp=Tp, knn=knn, tau=tau,
+                                            exclusionRadius=exclusionRadius,
+                                            validLib=validLib))
     d = _Data(dataFrame, columns, target, noTime)
     res = _edm.simplex(d.ds, _E(E, embedded, d.cols), tau=_tau(tau), Tp=Tp, knn=knn or None,
                        exclusion_radius=exclusionRadius, lib=d.lib(lib, validLib),
@@ -38,8 +45,13 @@ def SMap(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, knn=
          showPlot=False, verbose=False, returnObject=False) -> dict:
     """pyEDM's ``SMap`` (:func:`xedm.smap`): ``{"predictions", "coefficients",
     "singularValues"}``, with pyEDM's default knn (its library rows - 1)."""
-    _refuse(generateSteps=generateSteps, generateConcat=generateConcat,
-            returnObject=returnObject, ignoreNan=not ignoreNan, solver=solver)
+    _refuse(returnObject=returnObject, ignoreNan=not ignoreNan)
+    if check_int("generateSteps", generateSteps, 0):
+        col, tgt = check_generate(dataFrame, columns, target, embedded, noTime)
+        return generate(SMap, dataFrame, col, tgt, lib, pred, generateSteps, generateConcat,
+                        noTime, True, dict(E=E, Tp=Tp, knn=knn, tau=tau, theta=theta,
+                                           exclusionRadius=exclusionRadius, solver=solver,
+                                           validLib=validLib))
     d = _Data(dataFrame, columns, target, noTime)
     E, tau_, libsel = _E(E, embedded, d.cols), _tau(tau), d.lib(lib, validLib)
     if not knn:
