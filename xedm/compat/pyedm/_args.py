@@ -149,13 +149,8 @@ def _tau(tau) -> int:
 def _refuse(**given) -> None:
     """Arguments with no xedm counterpart, refused when not at pyEDM's default."""
     why = {
-        "generateSteps": "pyEDM's generated frame is not reproduced here; use "
-                         "xedm.simplex(..., generate_steps=n)",
-        "generateConcat": "pyEDM's generated frame is not reproduced here; use "
-                          "xedm.simplex(..., generate_steps=n)",
         "returnObject": "xedm has no pyEDM class instances; call xedm's function instead",
         "ignoreNan": "xedm always leaves states with NaN out (docs/from-pyedm.md)",
-        "solver": "xedm's S-map solves by SVD least squares or ridge (xedm.smap(solver=...))",
         "legacy": "xedm has one CCM",
         "embedded": "embedded columns are not a cross map (use xedm.ccm on the series)",
         "excludeTarget": "pyEDM 2.5.7's Multiview ignores it (its views keep the target's "
@@ -176,6 +171,13 @@ def _E(E, embedded: bool, cols) -> int | None:
 
 def _smap_knn(d: _Data, lib, E: int | None, tau: int, Tp: int, embedded: bool) -> int:
     """pyEDM's default S-map knn: its library rows (after leaving out those with NaN) - 1."""
+    return max(int(np.count_nonzero(_smap_rows(d, lib, E, tau, Tp, embedded))) - 1, 1)
+
+
+def _smap_rows(d: _Data, lib, E: int | None, tau: int, Tp: int, embedded: bool,
+               target: bool = False) -> np.ndarray:
+    """(T,) the library rows whose states are complete (``target``: and whose target at
+    t + Tp is finite, xedm's library points)."""
     T = len(d.index)
     E_ = len(d.cols) if embedded else E
     sel = library_selection(T, lib_spec(lib, d.index, d.tdim), E_, tau, Tp, embedded)
@@ -185,7 +187,12 @@ def _smap_knn(d: _Data, lib, E: int | None, tau: int, Tp: int, embedded: bool) -
         for k in range(1 if embedded else E_):
             ok[k * tau:] &= fin[: T - k * tau]
             ok[: k * tau] = False
-    return max(int(np.count_nonzero(sel & ok)) - 1, 1)
+    if target:
+        y = d.ds[d.target].values.astype(float)
+        t = np.arange(T) + Tp
+        inside = (t >= 0) & (t < T)
+        ok &= inside & np.isfinite(y[np.clip(t, 0, T - 1)])
+    return sel & ok
 
 
 def _projection(d: _Data, res, Tp: int) -> pd.DataFrame:

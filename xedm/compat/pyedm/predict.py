@@ -9,8 +9,10 @@ import pandas as pd
 from ...core.validate import check_int
 from ...labeled import edm as _edm
 from ...labeled import sweeps as _sweeps
-from ._args import _E, RADII, _Data, _plot, _projection, _refuse, _smap_knn, _tau
+from ._args import _E, RADII, _Data, _plot, _projection, _refuse, _smap_knn, _smap_rows, _tau
+from .auxiliary import ComputeError
 from .generate import check_generate, generate
+from .smap_fit import check_solver, local_fits, states
 
 
 def Simplex(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, knn=0,
@@ -39,13 +41,37 @@ def Simplex(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, k
     return out
 
 
+def _pred_rows(d: _Data, proj: pd.DataFrame, where: np.ndarray, Tp: int) -> np.ndarray:
+    """The data rows of the prediction points of the Projection rows ``where``."""
+    n = int(where.sum())
+    if not n:
+        return np.zeros(0, np.int64)
+    first = np.flatnonzero(where)[0]
+    lo = d.index.get_loc(proj.Time.iat[0]) if proj.Time.iat[0] in d.index else None
+    start = (lo + first) if lo is not None else d.index.get_loc(proj.Time.iat[first])
+    return start - Tp + np.arange(n)
+
+
 def SMap(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, knn=0, tau=-1,
          theta=None, exclusionRadius=0, solver=None, embedded=False, validLib=(),
          noTime=False, kdWorkers=-1, generateSteps=0, generateConcat=False, ignoreNan=True,
          showPlot=False, verbose=False, returnObject=False) -> dict:
     """pyEDM's ``SMap`` (:func:`xedm.smap`): ``{"predictions", "coefficients",
-    "singularValues"}``, with pyEDM's default knn (its library rows - 1)."""
+    "singularValues"}``, with pyEDM's default knn (its library rows - 1), its
+    ``Pred_Variance`` and its ``solver`` (a scikit-learn regressor fitted on pyEDM's weighted
+    rows, :mod:`xedm.compat.pyedm.smap_fit`); ``generateSteps`` as :func:`Simplex`'s.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> t = np.arange(1, 201)
+    >>> df = pd.DataFrame({"Time": t, "x": np.sin(0.3 * t)})
+    >>> out = SMap(df, columns="x", target="x", lib="1 100", pred="101 190", E=2, theta=2)
+    >>> list(out)
+    ['predictions', 'coefficients', 'singularValues']
+    """
     _refuse(returnObject=returnObject, ignoreNan=not ignoreNan)
+    estimator = check_solver(solver)
     if check_int("generateSteps", generateSteps, 0):
         col, tgt = check_generate(dataFrame, columns, target, embedded, noTime)
         return generate(SMap, dataFrame, col, tgt, lib, pred, generateSteps, generateConcat,
@@ -68,6 +94,17 @@ def SMap(dataFrame=None, columns="", target="", lib="", pred="", E=0, Tp=1, knn=
     coef[where] = res.coefficients.values
     sv = np.full((len(proj), res.sizes["singular_value"]), np.nan)
     sv[where] = res.singular_values.values
+    # pyEDM's Pred_Variance, and its fit with a regressor: the same neighbours, per row
+    X = np.stack([d.ds[c].values.astype(float) for c in d.cols])
+    lib_rows = np.flatnonzero(_smap_rows(d, libsel, E, tau_, Tp, embedded, target=True))
+    pred_rows = _pred_rows(d, proj, where, Tp)
+    fits = local_fits(states(X, 1 if embedded else E, tau_, embedded),
+                      d.ds[d.target].values.astype(float), lib_rows, pred_rows, Tp,
+                      0.0 if theta is None else float(theta), knn, exclusionRadius, estimator)
+    proj.loc[where, "Pred_Variance"] = fits[1]
+    if estimator is not None:
+        proj.loc[where, "Predictions"] = fits[0]
+        coef[where], sv[where] = fits[2], fits[3]
     if showPlot:
         _plot(proj[["Time", "Observations", "Predictions"]], "Time",
               f"E = {res.attrs['E']}  theta = {theta}", "Time", "")
@@ -122,10 +159,19 @@ def PredictNonlinear(dataFrame=None, columns="", target="", theta=None, lib="", 
                      showPlot=True) -> pd.DataFrame:
     """pyEDM's ``PredictNonlinear`` (:func:`xedm.predict_nonlinear`): ``theta, rho``, with
     pyEDM's default knn (its library rows - 1) and theta list."""
-    _refuse(ignoreNan=not ignoreNan, solver=solver)
+    _refuse(ignoreNan=not ignoreNan)
     d = _Data(dataFrame, columns, target, noTime)
     thetas = list(_edm.THETAS) if theta is None else (  # xedm's default is pyEDM's
         [float(t) for t in theta.split()] if isinstance(theta, str) else list(theta))
+    if check_solver(solver) is not None:  # pyEDM's fit with the regressor, theta by theta
+        rho = [ComputeError(*(SMap(dataFrame, columns, target, lib, pred, E, Tp, knn, tau, t,
+                                   exclusionRadius, solver, embedded, validLib, noTime)[
+            "predictions"][k].to_numpy() for k in ("Observations", "Predictions")))["rho"]
+            for t in thetas]
+        out = pd.DataFrame({"theta": thetas, "rho": rho})
+        if showPlot:
+            _plot(out, "theta", f"E={E}", "S-map Localisation (θ)", "Prediction Skill ρ")
+        return out
     E, tau_, libsel = _E(E, embedded, d.cols), _tau(tau), d.lib(lib, validLib)
     if not knn:
         knn = _smap_knn(d, libsel, E, tau_, Tp, embedded)
