@@ -40,6 +40,7 @@ from ..memory import (
 )
 from ..neighbors.base import exact_on_gpu, native_tables, series_table
 from ..stats.significance import nanmean
+from .ccm_draws import SAMPLINGS, draw_members  # noqa: F401 (public here too)
 from .embed import (
     Prepared,
     candidate_range,
@@ -66,36 +67,6 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
     if a < b:
         ok[:, a:b] = fin[:, a + Tp:b + Tp]
     return ok
-
-
-#: how the random libraries are drawn (module doc)
-SAMPLINGS = ("xedm", "pyedm")
-
-
-def _draw_pyedm(pos: np.ndarray, T: int, sizes: np.ndarray, samples: int, seed) -> np.ndarray:
-    """pyEDM 2.5.7's libraries (module doc) as membership masks."""
-    n = len(pos)
-    out = np.zeros((len(sizes) * samples, T), bool)
-    for i, L in enumerate(sizes.tolist()):
-        rng = np.random.default_rng(seed)
-        for s in range(samples):
-            out[i * samples + s, pos[rng.choice(n, size=min(L, n), replace=False)]] = True
-    return out
-
-
-def draw_members(valid: np.ndarray, lib_sizes, samples: int, seed,
-                 sampling: str = "xedm") -> np.ndarray:
-    """(n_sizes * samples, T) membership masks of the sampled libraries (see module doc)."""
-    pos = np.flatnonzero(valid).astype(np.int64)
-    n = len(pos)
-    sizes = np.asarray(lib_sizes, np.int64)
-    if sampling == "pyedm":
-        return _draw_pyedm(pos, len(valid), sizes, samples, seed)
-    m = np.where(sizes < n, np.minimum(sizes, n - sizes), 0)
-    rng = np.random.Generator(np.random.PCG64(seed))
-    u = rng.random(int(m.sum()) * samples)  # the same stream as one rng.random(m) per draw
-    # the draws are defined on the CPU (PCG64 doubles), whatever the backend
-    return get_kernel("floyd_members", "cpu")(pos, len(valid), sizes, samples, u)
 
 
 CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums stay small
