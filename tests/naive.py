@@ -393,7 +393,8 @@ def signed_rank_p(e0, e1):
     """(p, gain) of the predictive conditioning's test, from the words of its docs: one-sided
     Wilcoxon signed-rank of |e0| - |e1| (ranks of |d| 1..n, ties by position), variance times
     (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks, clipped to
-    [0, 0.99]); gain = 1 - mean(e1^2) / mean(e0^2) over the times where both are finite."""
+    [0, 0.99]); gain = (mean(e0^2) - mean(e1^2)) / max(mean(e0^2), mean(e1^2)) over the
+    times where both are finite."""
     from math import erfc, sqrt
 
     dlt = np.abs(e0) - np.abs(e1)
@@ -406,11 +407,12 @@ def signed_rank_p(e0, e1):
     var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
     p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
     both = np.isfinite(e0) & np.isfinite(e1)
-    return p, 1 - np.mean(e1[both] ** 2) / np.mean(e0[both] ** 2)
+    m0, m1 = np.mean(e0[both] ** 2), np.mean(e1[both] ** 2)
+    return p, (m0 - m1) / max(m0, m1)
 
 
 def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
-                            near=40, max_candidates=None):
+                            near=40, max_candidates=None, max_lag=1, extra=10):
     """causal_network's predictive conditioning, from the words of its docs.
 
     Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
@@ -420,12 +422,15 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
     the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
-    the point].  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
+    the point].  Driver j enters at delays k = 1..max_lag (weight * z_j(t + 1 - k)); once
+    one delay is chosen, j's others leave.  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
     variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
     clipped to [0, 0.99]).  Forward: add the best candidate with p <= alpha_drop, drop those
     above and, past ``max_candidates`` drivers left, the drivers with the largest p; then
-    each chosen driver retested given the other chosen terms.
-    Returns p (N, N), gain (N, N), selected (N, N).
+    each chosen driver retested given the other chosen terms, and every other driver (each
+    delay; the pair keeps its best) added to the final model.  A pair's p, gain and delay:
+    those of its best delay (smallest p, then shortest) in its last test.
+    Returns p (N, N), gain (N, N), selected (N, N), lag (N, N).
     """
     from math import exp
 
@@ -435,6 +440,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     P = np.ones((N, N))
     G = np.full((N, N), np.nan)
     S = np.zeros((N, N), bool)
+    K = np.zeros((N, N), int)
 
     def theiler(z):
         for lag in range(1, max(len(z) // 10, 1) + 1):
@@ -446,7 +452,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
         n = len(y)
         A = np.array(cols).T  # (n, d)
         d = A.shape[1]
-        k = (d + 1) + 10
+        k = (d + 1) + extra
         e = np.empty(n)
         for p in range(n):
             cand = np.array([q for q in range(n) if abs(q - p) > excl])
@@ -466,10 +472,19 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
 
     for i in range(N):
         excl = theiler(Z[i])
-        t = np.arange(max(E[i] - 1, 0), T - 1)
+        t = np.arange(max(E[i] - 1, 0, max_lag - 1), T - 1)
         y = Z[i, t + 1]
         coords = {("own", lag): Z[i, t - lag] for lag in range(1, E[i])}
-        coords.update({("drv", j): weight * Z[j, t] for j in range(N) if j != i})
+        coords.update({("drv", j, k): weight * Z[j, t + 1 - k] for j in range(N) if j != i
+                       for k in range(1, max_lag + 1)})
+
+        def record(res, i=i):
+            best = {}
+            for c, (p, g) in res.items():
+                if c[0] == "drv" and (c[1] not in best or p < best[c[1]][0]):
+                    best[c[1]] = (p, g, c[2])
+            for j, (p, g, k) in best.items():
+                P[i, j], G[i, j], K[i, j] = p, g, k
 
         def errs(chosen, extra=None, i=i, t=t, y=y, coords=coords, excl=excl):
             keys = [*chosen, extra] if extra else list(chosen)
@@ -481,25 +496,27 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
         e0 = errs(chosen)
         while live and sum(c[0] == "drv" for c in chosen) < max_drivers:
             res = {c: test(e0, errs(chosen, c)) for c in live}
-            for c, (p, g) in res.items():
-                if c[0] == "drv":
-                    P[i, c[1]], G[i, c[1]] = p, g
+            record(res)
             keep = [c for c in live if res[c][0] <= alpha_drop]
             if not keep:
                 break
             best = min(keep, key=lambda c: res[c][0])
             e0 = errs(chosen, best)
             chosen.append(best)
-            live = [c for c in keep if c != best]
+            live = [c for c in keep if c != best and not (
+                best[0] == "drv" and c[0] == "drv" and c[1] == best[1])]
             drivers = sorted((c for c in live if c[0] == "drv"), key=lambda c: res[c][0])
             if max_candidates is not None and len(drivers) > max_candidates:
                 live = [c for c in live if c[0] == "own" or c in drivers[:max_candidates]]
+        sel = {c[1] for c in chosen if c[0] == "drv"}
+        record({c: test(e0, errs(chosen, c)) for c in coords
+                if c[0] == "drv" and c[1] not in sel})
         for c in chosen:
             if c[0] == "drv":
                 rest = [o for o in chosen if o != c]
                 P[i, c[1]], G[i, c[1]] = test(errs(rest), errs(rest, c))
-                S[i, c[1]] = True
-    return P, G, S
+                S[i, c[1]], K[i, c[1]] = True, c[2]
+    return P, G, S, K
 
 
 # ---------------------------------------------------------------- sweeps, nonlinearity, IAAFT

@@ -86,9 +86,11 @@ def test_predictive_conditioning_matches_naive():
     ds = xedm.datasets.many_series(4, 60, density=0.5, seed=3)
     X = ds.x.values
     E = np.array([1, 2, 3, 1])  # own lags enter like candidates
-    p, gain, sel, n_drivers = predictive_tests(X, E)
-    p0, gain0, sel0 = naive.predictive_conditioning(X, E)
+    p, gain, sel, n_drivers, lag = predictive_tests(X, E)
+    p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E)
     off = ~np.eye(4, dtype=bool)
+    np.testing.assert_array_equal(lag[off], lag0[off])
+    assert (np.abs(gain[off]) <= 1).all()  # bounded
     np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
     # normal equations (unit-diagonal Cholesky) against lstsq: equal to rounding
     np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
@@ -105,7 +107,7 @@ def test_predictive_conditioning_matches_naive():
     Xc[1] = 0.5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p, gain, sel, _ = predictive_tests(Xc, E)
+        p, gain, sel, _, _ = predictive_tests(Xc, E)
     assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
 
 
@@ -113,13 +115,32 @@ def test_predictive_conditioning_candidate_cap_matches_naive():
     # past max_candidates drivers in play, the ones with the largest p leave
     X = xedm.datasets.many_series(7, 80, density=0.5, seed=5).x.values
     E = np.array([2, 1, 1, 3, 1, 1, 2])
-    p, gain, sel, _ = predictive_tests(X, E, max_candidates=2)
-    p0, gain0, sel0 = naive.predictive_conditioning(X, E, max_candidates=2)
+    p, gain, sel, _, _ = predictive_tests(X, E, max_candidates=2)
+    p0, gain0, sel0, _ = naive.predictive_conditioning(X, E, max_candidates=2)
     off = ~np.eye(7, dtype=bool)
     np.testing.assert_array_equal(sel, sel0)
     np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
     full = predictive_tests(X, E)
     assert not np.array_equal(full[0], p)  # the cap changed some test
+
+
+def test_predictive_conditioning_with_driver_delays_matches_naive():
+    # drivers at delays 1..3 (one delay per driver; the pair's test at its best delay)
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
+    from _network_cases import coupled_maps
+
+    X, truth, delay = coupled_maps(5, 90, lags=(2, 3), density=0.3, seed=4)
+    E = np.array([1, 2, 1, 1, 2])
+    p, gain, sel, _, lag = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30))
+    p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=3, extra=6, near=30)
+    off = ~np.eye(5, dtype=bool)
+    np.testing.assert_array_equal(sel, sel0)
+    np.testing.assert_array_equal(lag[off], lag0[off])
+    np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
+    assert sel.any() and (lag[sel] > 1).any()  # a delayed driver chosen at its delay
 
 
 def test_signed_rank_test_matches_naive():
@@ -267,14 +288,16 @@ def test_causal_network_matches_naive():
     late = significant & (best > 0)
     sync = late & late.T
     np.testing.assert_array_equal(net.synchrony.values, sync)
-    P, G, sel = naive.predictive_conditioning(x, E)
+    P, G, sel, K = naive.predictive_conditioning(x, E, max_lag=5)
     np.testing.assert_array_equal(net.selected.values, sel)
+    np.testing.assert_array_equal(net.lag.values[off], K[off])
     np.testing.assert_allclose(net.gain_p.values[off], P[off], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(net.gain.values[off], G[off], rtol=1e-7, atol=1e-9)
     gq = np.full((N, N), np.nan)
     gq[sel] = naive.bh(list(P[sel]))
     np.testing.assert_allclose(net.gain_q.values, gq, rtol=1e-6, atol=1e-12)
-    link = sel & (gq <= alpha) & ~sync
+    passed = sel & (gq <= alpha) & (G > 0)
+    link = passed & ~(sync & passed & passed.T)
     np.testing.assert_array_equal(net.link.values, link)
     assert 0 < link.sum() < sel.sum()  # the case decides something at every step
 
@@ -325,18 +348,77 @@ def test_to_networkx_edges_are_the_links(monkeypatch):
 
 def test_red_noise_gives_few_links():
     X = xedm.datasets.ar1(12, 300, phi=0.9, seed=2)
-    net = xedm.causal_network(X, seed=1, surrogates=19, E_max=4)
+    with pytest.warns(UserWarning, match="undetermined"):
+        net = xedm.causal_network(X, seed=1, surrogates=19, E_max=4)
     off = ~np.eye(12, dtype=bool)
     assert net.link.values[off].mean() <= 0.05
+    # 300 points of red noise (decorrelation time ~9 steps): too few independent points
+    assert (net.decision.values[off] != "no link").all()
 
 
-def test_sardine_anchovy_no_link():
+def test_sardine_anchovy_cannot_be_decided():
+    # 78 yearly values: the data cannot decide, and say so
     pyEDM = pytest.importorskip("pyEDM")
     df = pyEDM.sampleData["sardine_anchovy_sst"]
     ds = xr.Dataset({c: ("time", df[c].to_numpy(float)) for c in df.columns[1:]},
                     coords={"time": df[df.columns[0]].to_numpy()})
-    net = ds.edm.causal_network(columns=list(df.columns[1:]), E_max=6, seed=0)
-    assert not bool(net.link.sel(library="sardine", target="anchovy"))
+    with pytest.warns(UserWarning, match="undetermined") as w:
+        net = ds.edm.causal_network(columns=list(df.columns[1:]), E_max=6, seed=0)
+    assert len([x for x in w if "undetermined" in str(x.message)]) == 1  # one summary
+    pair = dict(library="sardine", target="anchovy")
+    assert not bool(net.link.sel(**pair))
+    assert str(net.decision.sel(**pair).values) == "undetermined"
+    assert "too few" in str(net.undetermined_reason.sel(**pair).values)
+
+
+def test_three_way_answer():
+    """link / no link / undetermined: a long record decides (x drives y; nothing drives x),
+    30 points or a constant series cannot, and the result says why."""
+    import warnings
+
+    ds = xedm.datasets.coupled_logistic(600, beta_xy=0.0, beta_yx=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # decided: no warning
+        net = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0, surrogates=9)
+    assert str(net.decision.sel(library="y", target="x").values) == "link"
+    assert str(net.decision.sel(library="x", target="y").values) == "no link"
+    assert not net.undetermined.values.any()
+    assert (net.undetermined_reason.values == "").all()
+    # the delay of the link: x(t) acts on y(t + 1); on a deterministic map x(t - 1) knows
+    # x(t) too, so one step longer may predict as well (docs/causal-networks.md)
+    assert int(net.lag.sel(library="y", target="x")) in (1, 2)
+    gain = net.gain.values[~np.eye(2, dtype=bool)]
+    assert (np.abs(gain) <= 1).all()
+    short = ds.isel(time=slice(0, 30))
+    with pytest.warns(UserWarning, match="of 2 pairs are undetermined"):
+        net = short.edm.causal_network(columns=["x", "y"], E=2, seed=0, surrogates=9)
+    # strong evidence still links at 30 points; the rest is undetermined, never "no link"
+    assert str(net.decision.sel(library="x", target="y").values) == "undetermined"
+    assert "no link" not in net.decision.values[~np.eye(2, dtype=bool)]
+    flat = ds.assign(z=ds.x * 0 + 0.5)
+    with pytest.warns(UserWarning, match="constant series"):
+        net = flat.edm.causal_network(columns=["x", "y", "z"], E=2, seed=0, surrogates=9)
+    assert (net.decision.sel(library="z").values[:2] == "undetermined").all()
+    assert (net.decision.sel(target="z").values[:2] == "undetermined").all()
+    assert str(net.decision.sel(library="y", target="x").values) == "link"
+
+
+def test_synchrony_keeps_an_oriented_link():
+    """A chain of phase-locked Rössler oscillators: the cross maps peak at Tp > 0 both ways
+    (synchrony), yet the predictive test orients each link; every link is found."""
+    import sys
+    import warnings
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
+    from _network_cases import rossler_chain
+
+    X, truth, _ = rossler_chain()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net = xedm.causal_network(xr.DataArray(X, dims=("series", "time")), seed=0,
+                                  surrogates=9, progress=False)
+    assert net.synchrony.values.any()  # the rule is in play
+    np.testing.assert_array_equal(net.link.values, truth)
 
 
 def test_network_view():
@@ -422,7 +504,7 @@ def test_predictive_gain_without_common_predictions_is_nan():
     assert p[0] == 1 and np.isnan(gain[0])
     X = xedm.datasets.many_series(3, 50, density=0.5, seed=3).x.values.copy()
     X[1] = 0.5
-    p, gain, sel, _ = predictive_tests(X, np.array([1, 1, 2]))
+    p, gain, sel, _, _ = predictive_tests(X, np.array([1, 1, 2]))
     assert np.isnan(gain[[0, 2], 1]).all() and (p[[0, 2], 1] == 1).all()
     assert not sel[:, 1].any()
 

@@ -63,7 +63,7 @@ def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
     np.testing.assert_allclose(gpu[1][off], cpu[1][off], rtol=1e-2)
     assert cpu[2].any() and (off & ~cpu[2]).any()
     if N == 4:  # and the naive reference, as the CPU test
-        p0, gain0, sel0 = naive.predictive_conditioning(X, E)
+        p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E)
         np.testing.assert_array_equal(gpu[2], sel0)
         np.testing.assert_allclose(gpu[0][off], p0[off], rtol=1e-6, atol=1e-12)
 

@@ -208,8 +208,50 @@ def synchrony(best, significant):
     return late & late.T
 
 
+#: the fewest effective prediction points (points / (1 + decorrelation time)) per coordinate
+#: of a series' model (its value, its own lags and one driver) for a decision about a pair
+MIN_POINTS_PER_DIM = 20
+#: why a pair is undetermined (``undetermined_reason``)
+REASONS = {1: "constant series", 2: "too few independent points for the embedding",
+           3: "synchrony both ways: cannot be oriented"}
+
+
+def effective_points(X, E, max_lag=1) -> np.ndarray:
+    """Per series: its prediction points (T - 1 - max(E - 1, max_lag - 1)) over 1 + its
+    decorrelation time (:func:`xedm.core.predictive.decorrelation_time`): the points that
+    carry independent evidence."""
+    from .predictive import decorrelation_time
+
+    X = np.asarray(X, np.float64)
+    E = np.asarray(E, np.int64)
+    points = X.shape[1] - 1 - np.maximum(np.maximum(E - 1, 0), max_lag - 1)
+    dec = np.array([decorrelation_time(x) for x in X])
+    return points / (1.0 + dec)
+
+
+def undecided(X, E, link, unoriented, *, max_lag=1) -> dict:
+    """The pairs the data cannot decide, among those not linked: ``undetermined`` (N, N)
+    bool and ``undetermined_reason`` (N, N) int8 (0: decided; :data:`REASONS`): a constant
+    series at either end; either series with fewer than MIN_POINTS_PER_DIM effective points
+    (:func:`effective_points`) per coordinate of the library's model (E + 1: its value, own
+    lags and one driver); a synchronous pair whose direction cannot be told
+    (``unoriented``)."""
+    X = np.asarray(X, np.float64)
+    N = len(X)
+    E = np.asarray(E, np.int64)
+    const = np.ptp(X, axis=1) == 0
+    few = effective_points(X, E, max_lag)
+    need = MIN_POINTS_PER_DIM * (E + 1)
+    reason = np.zeros((N, N), np.int8)
+    reason[(few[:, None] < need[:, None]) | (few[None, :] < need[:, None])] = 2
+    reason[const[:, None] | const[None, :]] = 1
+    reason[np.asarray(unoriented, bool)] = 3
+    reason[np.asarray(link, bool) | np.eye(N, dtype=bool)] = 0
+    return {"undetermined": reason > 0, "undetermined_reason": reason}
+
+
 def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, min_partial,
-            backend, method="exact", conditioning="predictive",
+            backend, method="exact", conditioning="predictive", max_lag=1, options=None,
             progress: Callable = iter) -> dict:
     """The whole pipeline of :func:`xedm.causal_network` on finite X (N, T).
 
@@ -282,12 +324,18 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place); in a
         # large network the MAX_CANDIDATES with the highest skill
-        gp, gain, chosen, n_drivers = predictive_tests(X, E, excl=excl, backend=backend,
-                                                      pool=screen(rho), progress=progress)
+        gp, gain, chosen, n_drivers, dl = predictive_tests(
+            X, E, excl=excl, backend=backend, pool=screen(rho), max_lag=max_lag,
+            progress=progress, **(options or {}))
         gq = bh_qvalues(gp, chosen)
+        passed = chosen & (gq <= alpha) & (gain > 0)
+        # a synchronous pair keeps the direction the predictive test gives it; passed both
+        # ways, it cannot be oriented
+        unoriented = sync & passed & passed.T
         out.update(gain=gain, gain_p=np.where(off, gp, np.nan), gain_q=gq, selected=chosen,
-                   n_conditions=np.where(off, n_drivers[:, None] - chosen, 0),
-                   link=chosen & (gq <= alpha) & ~sync)
+                   n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
+                   link=passed & ~unoriented)
+        out.update(undecided(X, E, out["link"], unoriented, max_lag=max_lag))
         return out
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
@@ -297,4 +345,5 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     pq = bh_qvalues(pp, candidate)
     out.update(partial_rho=pr, partial_p=pp, partial_q=pq, n_conditions=n_cond,
                link=candidate & (pq <= alpha) & (pr >= min_partial))
+    out.update(undecided(X, E, out["link"], np.zeros_like(sync)))
     return out

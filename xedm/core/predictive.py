@@ -37,7 +37,6 @@ DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation tim
             "candidates": "every series; with more than 128 others, the 128 whose cross map "
                           "from the series' manifold has the highest skill (rho)",
             "max_candidates": 128}
-M_NEAR = 40
 
 
 def standardize(X) -> np.ndarray:
@@ -47,10 +46,17 @@ def standardize(X) -> np.ndarray:
     return (X - X.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0)
 
 
-def n_neighbors(d: int) -> int:
+#: the neighbourhood (extra, width) of the local linear fits: in d coordinates they take
+#: (d + 1) + extra neighbours among the ``width`` nearest in the series' own state (wider
+#: neighbourhoods average observation noise, at a cost in time and, through the bias of a
+#: wider linear fit, in precision: benchmarks/networks.py)
+NEIGHBORHOOD = (10, 40)
+
+
+def n_neighbors(d: int, extra: int = 10) -> int:
     """Neighbours of the local linear fit in d coordinates: the intercept and d slopes, and
-    10 residual degrees of freedom."""
-    return (d + 1) + 10
+    ``extra`` residual degrees of freedom."""
+    return (d + 1) + extra
 
 
 def decorrelation_time(x) -> int:
@@ -77,8 +83,9 @@ def _p_gain(S, V, r1, sq0, sq1, c):
     p = np.where(var > 0, ndtr(-z), 1.0)
     mse0 = sq0 / np.maximum(c, 1)
     mse1 = sq1 / np.maximum(c, 1)
+    top = np.maximum(mse0, mse1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.where(mse0 > 0, 1.0 - mse1 / np.where(mse0 > 0, mse0, 1.0), 0.0)
+        gain = np.where(top > 0, (mse0 - mse1) / np.where(top > 0, top, 1.0), 0.0)
     # no time where both models predict (a candidate singular everywhere, e.g. a constant
     # series): nothing measured, not a reduction of the error to 0
     return p, np.where(c > 0, gain, np.nan)
@@ -88,9 +95,12 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     """One-sided p-values that the errors ``e1`` (m, n) are smaller in absolute value than
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
-    to [0, 0.99]; ties ranked by position), and the relative reduction of the mean squared
-    error over the times where both errors are finite (NaN where there is none).  NaN errors
-    count as no improvement (p = 1)."""
+    to [0, 0.99]; ties ranked by position), and the gain: the relative change of the mean
+    squared error over the times where both errors are finite (NaN where there is none).  NaN errors
+    count as no improvement (p = 1).  The gain is bounded: (mse0 - mse1) / max(mse0, mse1), in
+[-1, 1]: the share of the error removed where positive (1 - mse1 / mse0), minus the share of
+the new error that was added where negative (a model that fails badly gives -1, never
+-31,000)."""
     e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     m, n = e1.shape
@@ -103,7 +113,8 @@ class _Batch:
     """Model groups of one launch (``xedm.kernels.predict.cpu_conditional``'s layout), built
     series by series: ``add`` returns the group's first output row."""
 
-    def __init__(self):
+    def __init__(self, extra: int):
+        self.extra = extra
         self.ser, self.base, self.mask, self.k, self.cand = [], [], [], [], []
         self.bcodes, self.ccodes = [], []
         self.nb = self.nc = self.rows = 0
@@ -120,7 +131,7 @@ class _Batch:
         self.nb += len(base)
         self.nc += m
         self.mask.append(mask)
-        self.k.append(n_neighbors(len(base) + (1 if m else 0)))
+        self.k.append(n_neighbors(len(base) + (1 if m else 0), self.extra))
         first = self.rows
         self.rows += max(m, 1)
         return first
@@ -166,9 +177,21 @@ def screen(rho, m: int = MAX_CANDIDATES):
     return out
 
 
+def _record(p, gain, lag, rows, codes, pc, gc, T):
+    """Per pair (rows[m], driver codes[m] // T): the p, gain and lag (k = l + 1 steps) of its
+    best lag among ``codes`` (the smallest p, ties to the shorter lag)."""
+    j, l = np.divmod(np.asarray(codes, np.int64), T)
+    key = np.asarray(rows, np.int64) * p.shape[1] + j
+    order = np.lexsort((l, pc, key))
+    ko = key[order]
+    o = order[np.r_[True, ko[1:] != ko[:-1]]] if len(order) else order
+    r, c = np.asarray(rows)[o], j[o]
+    p[r, c], gain[r, c], lag[r, c] = pc[o], gc[o], l[o] + 1
+
+
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,
-                     pool=None, max_candidates=MAX_CANDIDATES, backend="cpu",
-                     progress: Callable = iter):
+                     pool=None, max_candidates=MAX_CANDIDATES, max_lag=1, backend="cpu",
+                     neighborhood=NEIGHBORHOOD, progress: Callable = iter):
     """The predictive conditioning of every series (module docstring).
 
     ``E`` (N,): each series' embedding dimension (its own lags 1..E-1 are candidates);
@@ -176,35 +199,69 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     uses at least its :func:`decorrelation_time`: on a finely sampled flow the points next in
     time would otherwise interpolate the trajectory, and every coordinate would help);
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
-    ``max_candidates``: drivers kept in play after each round (those with the smallest p).
-    Every series advances one round at a time (its models of a round in one batch with the
-    other series': ``backend`` "cpu" or "gpu" runs the kernels).
-    Returns ``p`` (N, N) (1 on the diagonal), ``gain`` (N, N) (the relative reduction of the
-    mean squared error at the pair's last test), ``selected`` (N, N) bool and ``n_drivers``
-    (N,) the number of selected drivers of each series.
+    ``max_candidates``: driver terms kept in play after each round (those with the smallest
+    p); ``max_lag``: each driver j enters at the delays k = 1..max_lag (its value z_j(t + 1 -
+    k) in the prediction of z_i(t + 1)), as max_lag candidates; once one is selected, j's
+    other delays leave.  Every series advances one round at a time (its models of a round in
+    one batch with the other series': ``backend`` "cpu" or "gpu" runs the kernels).
+    After the selection each selected driver is retested given the other selected terms, and
+    each other driver of the pool is tested added to the final model (every delay): so every
+    pair's ``p`` and ``gain`` answer one question, what j adds to i's final model.
+    Returns ``p`` (N, N) (1 on the diagonal and for pairs outside the pool), ``gain`` (N, N)
+    (:func:`improvement_p`'s, NaN where not tested), ``selected`` (N, N) bool, ``n_drivers``
+    (N,) the number of selected drivers of each series and ``lag`` (N, N) the delay k of
+    each pair's test (its selected delay, or the best one; 0 where not tested).
+    ``neighborhood`` (extra, width): the local linear fits in d coordinates take (d + 1) +
+    extra neighbours among the ``width`` nearest in the series' own state.
     """
     E = np.asarray(E, np.int64)
     if E.max(initial=1) > MAX_E:  # a pool's own lags are the bits 0..62 of an int64 mask
         raise ValueError(f"the predictive conditioning takes E up to {MAX_E} (here "
                          f"{int(E.max())}): pass a smaller E or E_max")
+    max_lag = int(max_lag)
     Z = standardize(X)
     N, T = Z.shape
-    t0 = np.maximum(E - 1, 0)
+    t0 = np.maximum(np.maximum(E - 1, 0), max_lag - 1)
     n = np.maximum(T - 1 - t0, 0)
     ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
-    st = get_kernel("conditional_state", backend)(Z, t0, n, ex, M_NEAR)
-    per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
     p = np.ones((N, N))
     gain = np.full((N, N), np.nan)
-    chosen = np.full((N, int(max_drivers) + int(E.max(initial=1))), -1, np.int64)
+    lag = np.zeros((N, N), np.int64)
+    selected = np.zeros((N, N), bool)
     allowed = ~np.eye(N, dtype=bool) if pool is None else np.asarray(pool, bool) & ~np.eye(
         N, dtype=bool)
-    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), np.flatnonzero(allowed[i])])
-            for i in range(N)}
+    extra, width = (int(v) for v in neighborhood)
+    st = get_kernel("conditional_state", backend)(Z, t0, n, ex, width)
+    st.extra = extra
+    _select(st, np.arange(N), E, allowed, (p, gain, lag, selected), weight=weight,
+            theta=theta, alpha_drop=alpha_drop, max_drivers=max_drivers,
+            max_candidates=max_candidates, max_lag=max_lag, backend=backend,
+            progress=progress)
+    return p, gain, selected, selected.sum(axis=1), lag
+
+
+def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drivers,
+            max_candidates, max_lag, backend, progress):
+    """The forward selection, the final tests and the retests of ``series`` (one
+    neighbourhood, ``st``), written into the rows of ``out`` = (p, gain, lag, selected)."""
+    p, gain, lag, selected = out
+    N, T = st.N, int(st.Z.shape[1])
+    n = st.n
+    per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
+    chosen = np.full((N, int(max_drivers) + int(E.max(initial=1))), -1, np.int64)
+    delays = np.arange(max_lag, dtype=np.int64)
+
+    def codes_of(js):  # driver j at delay l + 1: the code j T + l
+        return (np.asarray(js, np.int64)[:, None] * T + delays).ravel()
+
+    series = np.asarray(series, np.int64).tolist()
+    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
+        allowed[i]))]) for i in series}
     # every series' own model first: its errors e0
-    active = [i for i in range(N) if n[i] > 0]
+    active = [i for i in series if n[i] > 0]
+    tested = list(active)
     for part in _parts(active, lambda i: 1, per_batch):
-        b = _Batch()
+        b = _Batch(st.extra)
         rows = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), rows)
     active = [i for i in active if len(live[i]) and max_drivers > 0]
@@ -221,7 +278,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
             ser = sp[seg]
             pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
             drv = codes >= 0
-            p[ser[drv], codes[drv]], gain[ser[drv], codes[drv]] = pc[drv], gc[drv]
+            _record(p, gain, lag, ser[drv], codes[drv], pc[drv], gc[drv], T)
             keep = pc <= alpha_drop
             pm = np.where(keep, pc, np.inf)
             low = np.minimum.reduceat(pm, st0)
@@ -229,7 +286,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
             _, at = np.unique(seg[first], return_index=True)
             best = first[at]  # the first best row of each series that keeps one
             keep[best] = False
-            # past max_candidates drivers left, those with the largest p leave
+            # past max_candidates driver terms left, those with the largest p leave
             kd = keep & drv
             over = np.bincount(seg[kd], minlength=len(part)) > max_candidates
             for si in np.flatnonzero(over).tolist():
@@ -241,19 +298,33 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
             chosen[won, r] = c
             n_drv[won] += c >= 0
             mask[won] |= np.where(c < 0, np.left_shift(1, np.maximum(-c - 2, 0)), 0)
-            for si, i in zip(seg[best].tolist(), won.tolist(), strict=True):
+            for si, i, ci in zip(seg[best].tolist(), won.tolist(), c.tolist(), strict=True):
                 o = int(st0[si])
-                live[i] = live[i][keep[o:o + len(live[i])]]
-                if len(live[i]) and n_drv[i] < max_drivers:
+                li = live[i][keep[o:o + len(live[i])]]
+                if ci >= 0:  # the driver's other delays leave with it
+                    li = li[(li < 0) | (li // T != ci // T)]
+                live[i] = li
+                if len(li) and n_drv[i] < max_drivers:
                     nxt.append(i)
             st.keep(won, A, best)
         active = nxt
         r += 1
-    # every selected driver given all the others
-    terms = [chosen[i][chosen[i] != -1].tolist() for i in range(N)]
-    todo = [i for i in range(N) if n_drv[i]]
+    terms = {i: chosen[i][chosen[i] != -1].tolist() for i in series}
+    for i in series:
+        selected[i, [c // T for c in terms[i] if c >= 0]] = True
+    # every other driver of the pool added to the final model (e0: its errors), every delay
+    final = {i: codes_of(np.flatnonzero(allowed[i] & ~selected[i])) for i in tested}
+    for nt in sorted({len(terms[i]) for i in tested}):
+        group = [i for i in tested if len(terms[i]) == nt and len(final[i])]
+        for part in _parts(group, lambda i: len(final[i]), per_batch):
+            A, codes, seg, _ = _round(st, part, final, chosen, mask, nt, weight, theta)
+            ser = np.asarray(part, np.int64)[seg]
+            pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
+            _record(p, gain, lag, ser, codes, pc, gc, T)
+    # every selected driver given all the other terms
+    todo = [i for i in series if n_drv[i]]
     for part in _parts(todo, lambda i: 2 * int(n_drv[i]), per_batch):
-        b = _Batch()
+        b = _Batch(st.extra)
         pairs = []
         for i in part:
             for c in terms[i]:
@@ -263,11 +334,9 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
                     pairs.append((i, c, b.add(i, rest, (c,), int(mask[i])), r0))
         A = b.run(st, weight, theta)
         ii, cc, ra, rb = (np.array(v, np.int64) for v in zip(*pairs, strict=True))
-        p[ii, cc], gain[ii, cc] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
-    selected = np.zeros((N, N), bool)
-    for i in range(N):
-        selected[i, [c for c in terms[i] if c >= 0]] = True
-    return p, gain, selected, selected.sum(axis=1)
+        jj, ll = np.divmod(cc, T)
+        p[ii, jj], gain[ii, jj] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
+        lag[ii, jj] = ll + 1
 
 
 def _round(st, part, live, chosen, mask, r, weight, theta):
@@ -298,7 +367,7 @@ def _round(st, part, live, chosen, mask, r, weight, theta):
     gser = sp[gs]
     pool = st.pools(gser, gm)
     A = st.errors(gser, np.stack([gs * d0, gs * d0 + d0], axis=1), base.ravel(), pool,
-                  np.full(len(gs), n_neighbors(d0 + 1), np.int64), np.stack([g0, g1], axis=1),
+                  np.full(len(gs), n_neighbors(d0 + 1, st.extra), np.int64), np.stack([g0, g1], axis=1),
                   codes, weight, theta)
     return A, codes, seg, st0
 

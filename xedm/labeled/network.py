@@ -43,6 +43,23 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "own values (partial cross mapping)")
 
 
+_OPTIONS: dict = {}  # experiments only
+
+
+def _fraction(name: str, value, example: str, *, low_open: bool) -> float:
+    """A real number in (0, 1) (``low_open``) or [0, 1), else a TypeError / ValueError
+    naming the parameter."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise TypeError(f"{name} must be a number, e.g. {name}={example}, got "
+                        f"{type(value).__name__} {value!r}")
+    x = float(value)
+    if not ((0 < x) if low_open else (0 <= x)) or not x < 1:
+        raise ValueError(f"{name}={value} must lie in {'(0' if low_open else '[0'}, 1), "
+                         f"e.g. {example}")
+    return x
+
+
 def _series(data, series_dim, columns, time_dim):
     """(X (N, T) finite float64 in memory, labels, series dim, time dim)."""
     if (series_dim is None and columns is None and isinstance(data, xr.DataArray)
@@ -86,6 +103,7 @@ def causal_network(
     alpha: float = 0.05,
     min_partial: float = 0.2,
     conditioning: str = "predictive",
+    max_lag: int = 5,
     backend: str | None = None,
     progress: bool | None = None,
     neighbors: str | None = None,
@@ -203,15 +221,16 @@ def causal_network(
     if not (lags_arr <= 0).any():
         raise ValueError(f"lags={list(lags)} has no lag <= 0: a driver's skill is tested at "
                          "Tp <= 0; include 0, e.g. lags=[-2, -1, 0, 1, 2]")
-    alpha = float(alpha)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha} must lie in (0, 1), e.g. 0.05")
+    alpha = _fraction("alpha", alpha, "0.05", low_open=True)
     if conditioning not in ("predictive", "partial"):
         raise ValueError(f"conditioning={conditioning!r} must be 'predictive' (the default) "
                          "or 'partial' (partial cross mapping)")
-    min_partial = float(min_partial)
-    if not 0 <= min_partial < 1:
-        raise ValueError(f"min_partial={min_partial} must lie in [0, 1), e.g. 0.2")
+    min_partial = _fraction("min_partial", min_partial, "0.2", low_open=False)
+    max_lag = v.check_int("max_lag", max_lag, 1, " (the longest driver delay tested, in "
+                          "steps: e.g. 5)")
+    if max_lag >= T // 4:
+        raise ValueError(f"max_lag={max_lag} needs a longer series: at most {max(T // 4 - 1, 1)}"
+                         f" for {T} time points (a quarter of the series)")
     n_sur = v.check_int("surrogates", surrogates, 1,
                         " (causal_network tests every pair against surrogates: use e.g. 29)")
     sig = check_significance(n_sur, surrogate_method, seed, (), surrogate_options, p_method)
@@ -239,11 +258,32 @@ def causal_network(
         out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
                       excl=excl, S=S, p_method=p_method, alpha=alpha,
                       min_partial=min_partial, backend=backend, method=search,
-                      conditioning=conditioning,
+                      conditioning=conditioning, max_lag=max_lag,
+                      options=_OPTIONS.get("predictive"),
                       progress=progress_bar(progress, "causal_network", N))
-    return _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
+    ds = _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
-        min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend))
+        min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend,
+        max_lag=max_lag))
+    _warn_undetermined(out["undetermined_reason"])
+    return ds
+
+
+def _warn_undetermined(reason) -> None:
+    """One warning for a run with undetermined pairs: how many, and why."""
+    from ..core.network import REASONS
+
+    n = int((reason > 0).sum())
+    if not n:
+        return
+    N = len(reason)
+    why = "; ".join(f"{int((reason == k).sum())} {text}" for k, text in REASONS.items()
+                    if (reason == k).any())
+    import warnings
+
+    warnings.warn(f"causal_network: {n} of {N * (N - 1)} pairs are undetermined ({why}): the "
+                  "data cannot tell link from no link there (longer series may); see the result's 'decision' and "
+                  "'undetermined_reason'", UserWarning, stacklevel=3)
 
 
 def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) -> xr.Dataset:
@@ -251,11 +291,18 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
     Es = out["E"]
     E_pair = np.repeat(Es[:, None], len(Es), 1) if E_from == "library" else np.repeat(
         Es[None, :], len(Es), 0)
-    stats = (["gain", "gain_p", "gain_q", "selected"] if conditioning == "predictive"
+    stats = (["gain", "gain_p", "gain_q", "selected", "lag"] if conditioning == "predictive"
              else ["partial_rho", "partial_p", "partial_q"])
     names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", *stats,
-             "n_conditions", "synchrony", "link"]
+             "n_conditions", "synchrony", "link", "undetermined"]
     ds = xr.Dataset({k: (pair, out[k]) for k in names})
+    from ..core.network import REASONS
+
+    reason = out["undetermined_reason"]
+    ds["decision"] = (pair, np.where(out["link"], "link", np.where(reason > 0, "undetermined",
+                                                                   "no link")))
+    texts = np.array(["", *REASONS.values()], dtype=object)
+    ds["undetermined_reason"] = (pair, texts[reason].astype(str))
     ds["E"] = (pair, E_pair)
     ds["rho_lag"] = (("library", "target", "Tp"), out["rho_lag"])
     ds = ds.assign_coords(library=labels, target=labels, Tp=lags)

@@ -7,8 +7,10 @@ series and models: the kernels behind :class:`xedm.kernels.predict.conditional.S
     rank_stats(A, ra, B, rb, nn) -> (S, V, r1, sq0, sq1, c) each (m,)
 
 Series i's prediction points p = 0..n[i]-1 are the times t = t0[i] + p, the target
-Z[i, t + 1].  A coordinate is a **code**: c >= 0 is driver c, ``weight * Z[c, t]``; c < 0 is
-i's own lag l = -c - 1, ``Z[i, t - l]`` (-1: i's value itself).
+Z[i, t + 1].  A coordinate is a **code**: c >= 0 is driver j = c // T at lag l = c % T,
+``weight * Z[j, t - l]`` (T = Z.shape[1]; l = 0: j's value at t, whose effect on the target
+is one step later); c < 0 is i's own lag l = -c - 1, ``Z[i, t - l]`` (-1: i's value itself).
+Every point's t is at least t0[i], which covers every lag asked for.
 
 ``conditional_pools``: pool job j (series ``pser[j]``, own lags the bits of ``pmask[j]``:
 bit l - 1 for lag l) lists, for each point p, its M nearest points q in i's own state (its
@@ -71,7 +73,8 @@ def _insert(ds, nb, cnt, kk, dq, q):
 def _value(Z, code, i, t, weight):
     """Coordinate ``code`` of series i at time t (module docstring)."""
     if code >= 0:
-        return weight * Z[code, t]
+        T = Z.shape[1]
+        return weight * Z[code // T, t - code % T]
     return Z[i, t + code + 1]
 
 

@@ -44,7 +44,8 @@ __device__ __forceinline__ double value(const double* __restrict__ Z, const long
                                         const long long code, const long long i,
                                         const long long t, const double weight)
 {
-    return code >= 0 ? weight * Z[code * T + t] : Z[i * T + t + code + 1];
+    // driver code c = j T + l: Z[j, t - l], at the offset j T - l = c - 2 (c % T)
+    return code >= 0 ? weight * Z[code - 2 * (code % T) + t] : Z[i * T + t + code + 1];
 }
 
 __device__ __forceinline__ int insert(double* ds, int* nb, int cnt, const int kk,
@@ -207,10 +208,10 @@ extern "C" __global__ void conditional_pools_warp(
 
 #ifdef NC
 // one candidate (or a base model) and one point per thread; NC columns (intercept and
-// coordinates) and K = NC + 10 neighbours fixed at compile time: the neighbour list, the
+// coordinates) and K = NC + EXTRA neighbours fixed at compile time: the neighbour list, the
 // normal matrix and the solution in registers
 #define D (NC - 1)
-#define K (NC + 10)
+#define K (NC + EXTRA)
 #if NC <= 8
 #define UNROLL_S _Pragma("unroll")
 #else  // larger systems: the loops over neighbours stay loops (compile time, code size)
@@ -251,7 +252,7 @@ UNROLL_C
     for (int c = 0; c < D; ++c) {
         const long long code = (c < D - 1 || !use_c) ? bcodes[b0 + c]
                                                      : ccodes[gcand[2 * g] + (rl - lrow[g])];
-        off[c] = code >= 0 ? code * T : i * T + code + 1;
+        off[c] = code >= 0 ? code - 2 * (code % T) : i * T + code + 1;
         scl[c] = code >= 0 ? weight : 1.0;
         pv[c] = scl[c] * Z[off[c] + a + p];
     }
@@ -450,8 +451,11 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
     gbase, gcand = np.asarray(gbase, np.int64), np.asarray(gcand, np.int64)
     cnt = gcand[:, 1] - gcand[:, 0]
     nc = gbase[:, 1] - gbase[:, 0] + 1 + (cnt > 0)
-    if not np.array_equal(np.asarray(gk), nc + 10):
-        raise ValueError("the GPU kernel takes k = (number of coordinates) + 11 neighbours")
+    extra = np.unique(np.asarray(gk) - nc)
+    if len(extra) != 1 or extra[0] < 0:
+        raise ValueError("the GPU kernel takes k = (number of coordinates) + 1 + extra "
+                         "neighbours, one extra >= 0 per launch")
+    extra = int(extra[0])
     if nc.max() > NC_MAX:
         raise ValueError(f"the predictive conditioning's GPU kernel solves systems of at most "
                          f"{NC_MAX} columns; this model has {int(nc.max())}: use fewer "
@@ -466,7 +470,7 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
         dev = [cp.asarray(np.ascontiguousarray(a, np.int64)) for a in
                (np.asarray(gser)[sel], gbase[sel], np.asarray(gpool)[sel], gcand[sel],
                 np.asarray(gout)[sel], lrow)]
-        k = _kernels(pools.shape[1], NC=v).get_function("conditional_errors")
+        k = _kernels(pools.shape[1], NC=v, EXTRA=extra).get_function("conditional_errors")
         nr = int(lrow[-1])
         k((nr * pb,), (_BLOCK,),
           (Z, np.int64(Z.shape[1]), t0, n, dev[0], dev[1], bc, dev[2], pools, dev[3], cc,
