@@ -41,9 +41,14 @@ class Case:
     sizes: tuple = tuple(SIZES)
 
 
-def series(n_series: int = len(NAMES), n: int = 90, seed: int = 4) -> xr.DataArray:
+def coupled(n_series: int = len(NAMES), n: int = 120, seed: int = 4) -> xr.Dataset:
+    """:func:`xedm.datasets.many_series` with a few links among ``n_series`` series."""
+    return xedm.datasets.many_series(n_series, n, seed=seed, density=0.3, coupling=0.3)
+
+
+def series(n_series: int = len(NAMES), n: int = 120, seed: int = 4) -> xr.DataArray:
     """``n_series`` coupled logistic maps named by :data:`NAMES` (numbered beyond them)."""
-    x = xedm.datasets.many_series(n_series, n, seed=seed).x.transpose("series", "time")
+    x = coupled(n_series, n, seed).x.transpose("series", "time")
     names = [NAMES[i] if i < len(NAMES) else f"{NAMES[i % len(NAMES)]}_{i}"
              for i in range(n_series)]
     return x.assign_coords(series=names).rename(VAR)
@@ -68,7 +73,7 @@ def network_result(n: int, seed: int = 0, long_names: bool = True) -> xr.Dataset
     np.fill_diagonal(rho, 1.0)
     surrogates = 19
     p = np.where(link, 1 / (surrogates + 1), rng.uniform(0.1, 1, (n, n)))
-    q = np.minimum(1.0, p * 2)
+    q = np.where(link, rng.uniform(0.001, 0.08, (n, n)), np.minimum(1.0, p * 2))
     lags = rng.choice([-2, -1, 0], (n, n), p=[0.3, 0.3, 0.4])
     decision = np.where(link, "link", np.where(undetermined, "undetermined", "no link"))
     dims = ("library", "target")
@@ -78,6 +83,7 @@ def network_result(n: int, seed: int = 0, long_names: bool = True) -> xr.Dataset
          "undetermined": (dims, undetermined), "decision": (dims, decision)},
         coords={"library": names, "target": names},
         attrs={"xedm_function": "causal_network", "alpha": 0.05, "surrogates": surrogates,
+               "p_method": "normal",
                "E_max": 2, "tau": 1, "lags": [-2, -1, 0, 1, 2]})
 
 
@@ -87,12 +93,12 @@ def _ccm(data):
 
 
 def _xmap(data):
-    out = xedm.xmap(data.to_dataset("series"), columns=NAMES, E=2, surrogates=19, seed=0)
+    out = xedm.xmap(data.to_dataset("series"), columns=NAMES, E=2, surrogates=99, seed=0)
     return out
 
 
 def _truth(data):
-    adj = xedm.datasets.many_series(len(NAMES), 90, seed=4).adjacency
+    adj = coupled().adjacency
     return adj.assign_coords(driver=NAMES, driven=NAMES)
 
 
@@ -122,8 +128,11 @@ CASES = [
     Case("network_30", "causal network of 30 series", lambda d: network_result(30, seed=1)),
     Case("network_100", "causal network of 100 series (double column)",
          lambda d: network_result(100, seed=2), sizes=("double", "screen")),
-    Case("network_matrix", "the network as a matrix: links outlined, undetermined hatched",
-         lambda d: network_result(30, seed=1), {"kind": "matrix"}),
+    Case("network_matrix", "the network as a matrix: links outlined in black, significant "
+         "cells in vermilion, undetermined pairs hatched", lambda d: network_result(12, seed=3),
+         {"kind": "matrix"}),
+    Case("network_matrix_30", "the matrix of 30 series (double column)",
+         lambda d: network_result(30, seed=1), {"kind": "matrix"}, sizes=("double", "screen")),
     Case("rqa", "RQA measures against the threshold ε",
          lambda d: d.isel(series=0).edm.rqa(E=2, eps=[0.05, 0.1, 0.2])),
     Case("rqa_histograms", "line-length histograms of one RQA",

@@ -37,9 +37,10 @@ import xarray as xr
 from .. import api
 from . import style as style_module
 from ._base import call_view
-from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
+from .causal import arrow, ccm_convergence, lag_plot
 from .check import text_problems
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
+from .heatmap import causal_map, cluster_order
 from .network import network
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
 from .rqa_views import recurrence_network, rqa_windows

@@ -107,7 +107,7 @@ def text_problems(fig, min_size: float | None = None) -> list[str]:
         if (c[:, 0].min() < page.x0 - 1 or c[:, 1].min() < page.y0 - 1
                 or c[:, 0].max() > page.x1 + 1 or c[:, 1].max() > page.y1 + 1):
             out.append(f"{t.get_text()!r} leaves the figure")
-        if min_size is not None and t.get_fontsize() < min_size - 1e-6:
+        if min_size is not None and t.get_fontsize() < min_size - 0.01:
             out.append(f"{t.get_text()!r} is {t.get_fontsize():.3g} pt (< {min_size:g})")
     lo, hi = np.array([c.min(axis=0) for c in boxes]), np.array([c.max(axis=0)
                                                                  for c in boxes])
