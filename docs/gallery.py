@@ -2,9 +2,10 @@
 series names, at three figure sizes (a journal's single and double column in the paper style,
 and matplotlib's default screen figure).
 
-``python docs/gallery.py [DIR]`` renders every case into DIR (default
-``docs/_static/gallery``) as PNG and prints any text problem (:func:`xedm.plot.text_problems`);
-``tests/test_plot_layout.py`` draws the same cases with the same code and fails on any.
+``python docs/gallery.py`` renders every case into ``docs/_static/gallery`` (PNG, at the
+single- and double-column widths), writes the page ``docs/gallery.md`` that shows them, and
+prints any text problem (:func:`xedm.plot.text_problems`); ``tests/test_plot_layout.py``
+draws the same cases with the same code at the three sizes and fails on any.
 """
 
 from __future__ import annotations
@@ -171,6 +172,17 @@ def problems(fig, size: str) -> list[str]:
     return plot.text_problems(fig, min_size=plot.style.MIN_PT if SIZES[size][0] else None)
 
 
+def _shrink(path: Path) -> None:
+    """The PNG at ``path`` in 64 colours (a third of the bytes; the docs keep the images)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as im:
+        small = im.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
+
+
 def render(outdir: Path, sizes=("single", "double"), dpi: int = 110) -> dict:
     """Write ``<case>_<size>.png`` of every case into ``outdir``; name -> problems."""
     import matplotlib.pyplot as plt
@@ -186,18 +198,50 @@ def render(outdir: Path, sizes=("single", "double"), dpi: int = 110) -> dict:
             bad = problems(fig, size)
             if bad:
                 found[f"{name}_{size}"] = bad
-            fig.savefig(outdir / f"{name}_{size}.png", dpi=dpi)
+            path = outdir / f"{name}_{size}.png"
+            fig.savefig(path, dpi=dpi)
             plt.close(fig)
+            _shrink(path)
     return found
+
+
+PAGE_HEAD = """# Gallery
+
+Every view of `result.edm.plot()`, drawn by `docs/gallery.py` in the paper style
+(`result.edm.plot(style="paper", width="single")` and `width="double"`) with long series
+names.  The same code draws them in `tests/test_plot_layout.py`, at these two widths and at
+matplotlib's default size, and fails if any text overlaps another, leaves the figure or is
+smaller than 7 pt.  Regenerate the page and its images with `python docs/gallery.py`.
+The networks of 30 and 100 series and the matrix are made by hand with the variables of
+{func}`xedm.causal_network` (so that the test needs no network computation); the rest are
+real results of 120 steps of coupled logistic maps.
+"""
+
+
+def page(sizes=("single", "double")) -> str:
+    """The text of docs/gallery.md: one section per case, its image at each size."""
+    out = [PAGE_HEAD]
+    for case in CASES:
+        out.append(f"\n## {case.name.replace('_', ' ')}\n\n{case.caption[0].upper()}"
+                   f"{case.caption[1:]}.\n")
+        for size in sizes:
+            if size in case.sizes:
+                width = "50%" if size == "single" else "100%"
+                out.append(f"\n```{{image}} _static/gallery/{case.name}_{size}.png\n"
+                           f":alt: {case.name} at the {size}-column width\n"
+                           f":width: {width}\n```\n")
+    return "".join(out)
 
 
 if __name__ == "__main__":
     import matplotlib
 
     matplotlib.use("Agg")
-    here = Path(__file__).parent / "_static" / "gallery"
-    where = Path(sys.argv[1]) if len(sys.argv) > 1 else here
+    here = Path(__file__).parent
+    where = Path(sys.argv[1]) if len(sys.argv) > 1 else here / "_static" / "gallery"
     bad = render(where)
+    (here / "gallery.md").write_text(page())
     for key, items in bad.items():
         print(key, items[:3])
-    print(f"{len(CASES)} cases written to {where}; {len(bad)} with text problems")
+    print(f"{len(CASES)} cases written to {where} and docs/gallery.md; {len(bad)} figures "
+          "with text problems")

@@ -66,7 +66,6 @@ __all__ = [
     "savefig",
     "skill",
     "smap_coefficients",
-    "style",
     "text_problems",
 ]
 

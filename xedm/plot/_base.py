@@ -292,8 +292,8 @@ def wrap(text: str, width: int) -> str:
     '∂TentMap(t+1)/\\n∂TentMap(t-1)'
     >>> wrap("short", 16)
     'short'
-    >>> wrap("rho = 0.98, RMSE = 0.293", 12)
-    'rho = 0.98,\nRMSE = 0.293'
+    >>> wrap("rho = 0.98, RMSE = 0.293", 12).split("\\n")
+    ['rho = 0.98,', 'RMSE = 0.293']
     """
     import re
 

@@ -130,11 +130,11 @@ def _pairs_figure(todo, draw, *, ax, fig, panels: bool, xlabel: str, ylabel: str
     chars = int(max(12, min(34, fig.get_figwidth() / ncols * 72 * 0.85
                             / (0.55 * axes[0].title.get_fontsize()))))
     for one_ax, group in zip(axes, groups, strict=True):
-        a, b = group[0]  # the title "b ↔ a": its first direction b → a reads "→"
-        one_ax._xedm_pair = (b, a)
-        title = f"{label(b)} ↔ {label(a)}" if a != b else label(a)
+        a, b = group[0]  # the title "a ↔ b"; "→" in the legend: a drives b
+        one_ax._xedm_pair = (a, b)
+        title = f"{label(a)} ↔ {label(b)}" if a != b else label(a)
         if a != b and len(wrap(title, chars).split("\n")) > 3:  # names cut, one line each
-            title = f"{short(b, chars - 2)} ↔\n{short(a, chars)}"
+            title = f"{short(a, chars - 2)} ↔\n{short(b, chars)}"
         one_ax.set_title(wrap(title, chars),
                          fontsize="medium")
         for lib, tgt in group:

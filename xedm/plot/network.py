@@ -27,7 +27,7 @@ def groups(linked: np.ndarray) -> list[list[int]]:
     --------
     >>> import numpy as np
     >>> a = np.zeros((5, 5), bool); a[0, 3] = a[3, 4] = True
-    >>> groups(a)
+    >>> [sorted(g) for g in groups(a)]
     [[0, 3, 4], [1, 2]]
     """
     from scipy.sparse import csr_matrix
@@ -312,14 +312,20 @@ def _names(ax, pos, nodes, circle: bool, slots: int, r_node: float) -> None:
     fs = base
     if radial:
         need = lambda f: slots * 1.25 * f / (2 * np.pi)  # noqa: E731  radius in points
-        if need(fs) > 0.62 * half:
-            fs = 0.62 * half * 2 * np.pi / (1.25 * slots)
+        if need(fs) > 0.75 * half:
+            fs = 0.75 * half * 2 * np.pi / (1.25 * slots)
         if fs < fmin - 1e-9:
             warnings.warn(f"a network of {n} series at this size has names under "
                           f"{fmin:g} pt: draw it wider (width='double') or on a larger axes",
                           UserWarning, stacklevel=3)
             fs = fmin
-        radius = max(need(fs), 0.38 * half)
+        from matplotlib.font_manager import FontProperties
+
+        prop = FontProperties(size=fs)
+        longest = max(r.get_text_width_height_descent(label(v), prop, ismath=False)[0]
+                      for v in nodes) * to_pt
+        # as large a circle as the longest name leaves (names are cut beyond a fifth)
+        radius = max(need(fs), 0.38 * half, min(0.8 * half, half - longest - 8.0))
     else:
         radius = 0.5 * half
     room = half - radius * (1 + 2.2 * r_node) - 2.0  # points left for a name

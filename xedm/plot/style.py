@@ -102,7 +102,7 @@ def paper(width: str | float = "single"):
     >>> ds = xr.Dataset({"rho": ("E", [0.5, 0.9, 0.8])}, coords={"E": [1, 2, 3]})
     >>> with plot.paper("single"):
     ...     ax = plot.skill(ds)
-    >>> ax.figure.get_figwidth(), ax.title.get_fontsize()
+    >>> float(ax.figure.get_figwidth()), ax.title.get_fontsize()
     (3.5, 8.4)
     """
     import matplotlib as mpl
@@ -139,8 +139,9 @@ def styled(style: str | None, width: str | float | None):
 
 
 def savefig(fig, path, **kwargs: Any):
-    """``fig.savefig(path)`` with the paper style's output settings: text kept as text in
-    PDF and SVG (TrueType fonts embedded), 600 dpi for a raster file.
+    """``fig.savefig(path)`` (``fig`` a Figure, or an Axes of one) with the paper style's
+    output settings: text kept as text in PDF and SVG (TrueType fonts embedded), 600 dpi
+    for a raster file.
 
     Examples
     --------
@@ -155,6 +156,8 @@ def savefig(fig, path, **kwargs: Any):
     """
     import matplotlib as mpl
 
+    if not hasattr(fig, "savefig"):  # an Axes, as a single-panel view returns
+        fig = fig.figure
     keys = ("pdf.fonttype", "ps.fonttype", "svg.fonttype", "savefig.dpi")
     settings = {k: v for k, v in rc().items() if k in keys}
     with mpl.rc_context(settings):
