@@ -429,8 +429,9 @@ def test_network_view():
     net = ds.edm.causal_network(columns=["x", "y"], E=2, seed=0, surrogates=9)
     ax = net.edm.plot()
     assert ax.get_title() == "causal network: 1 link"
-    texts = [t.get_text() for t in ax.texts]
-    assert str(int(net.driver_Tp.values[1, 0])) in texts and {"x", "y"} <= set(texts)
+    texts = [t.get_text() for t in ax.texts]  # the names; the lag once, in the legend
+    lags = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert f"Tp = {int(net.driver_Tp.values[1, 0])}" in lags and {"x", "y"} <= set(texts)
     ax = net.edm.plot(kind="matrix")
     assert ax.get_ylabel() == "library (effect)"
     with pytest.raises(ValueError, match="kind="):

@@ -180,8 +180,9 @@ def test_causal_map_orientation_diagonal_and_truth():
     expected = rho.transpose("library", "target").values.astype(float)
     np.fill_diagonal(expected, np.nan)
     np.testing.assert_array_equal(np.ma.filled(img, np.nan), expected)
-    marks = ax.lines[0]
-    assert list(marks.get_xdata()) == [0] and list(marks.get_ydata()) == [2]
+    marks = ax.lines[0]  # a dot in the cell's upper left corner (beside the outline)
+    np.testing.assert_allclose(marks.get_xdata(), [0 - 0.22])
+    np.testing.assert_allclose(marks.get_ydata(), [2 - 0.22])
     assert ax.get_xlabel() == "target (cause)"
 
 
@@ -232,10 +233,10 @@ import xedm  # noqa: E402
 
 
 def no_overlap(ax):
-    """The legend's box lies outside the axes' data area."""
+    """The legend's box (the axes', else the figure's) lies outside the axes' data area."""
     fig = ax.figure
     fig.canvas.draw()
-    leg = ax.get_legend().get_window_extent()
+    leg = (ax.get_legend() or fig.legends[0]).get_window_extent()
     box = ax.get_window_extent()
     inter_w = min(leg.x1, box.x1) - max(leg.x0, box.x0)
     inter_h = min(leg.y1, box.y1) - max(leg.y0, box.y0)
@@ -334,6 +335,10 @@ def test_ccm_convergence_draws_a_null_band_and_p_values_when_present():
     ax = plot.ccm_convergence(ds)
     texts = legend_texts(ax)
     assert "y → x (p = 0.01)" in texts and "x → y (p = 0.2)" in texts
+    # at the floor of 19 surrogates (empirical p-values), p ≤ 1/20, not p = 0.05
+    ds.attrs.update(surrogates=19, p_method="empirical")
+    ds["p_value"][0, 1] = 0.05
+    assert "y → x (p ≤ 1/20)" in legend_texts(plot.ccm_convergence(ds))
     assert sum(t.startswith("surrogates") for t in texts) == 2
     null = ax.collections[0].get_paths()[0].vertices[:, 1]
     assert np.isclose(null.min(), 0.11) and np.isclose(null.max(), 0.29)
@@ -353,15 +358,44 @@ def test_edm_plot_of_xmap_with_truth_cluster_order_and_significance():
     drivers, driven = np.nonzero(net.adjacency.values)
     pos = {s: i for i, s in enumerate(order)}
     marks = ax.lines[-1]
-    got = sorted(zip(marks.get_xdata(), marks.get_ydata(), strict=True))
+    got = sorted(zip(np.round(marks.get_xdata() + 0.22).astype(int),
+                     np.round(marks.get_ydata() + 0.22).astype(int), strict=True))
     assert got == sorted((pos[d], pos[v]) for d, v in zip(drivers, driven, strict=True))
     assert no_overlap(ax)
     # significance: cells with q < alpha outlined
     q = xr.full_like(res.rho, 1.0)
     q[0, 1] = 0.001
     ax = plot.causal_map(res.assign(q_value=q))
-    sig = next(ln for ln in ax.lines if ln.get_label().startswith("q-value"))
-    assert list(sig.get_xdata()) == [1] and list(sig.get_ydata()) == [0]
+    assert cells(ax, "significant") == [(1, 0)]
+    assert any(t.get_text().startswith("q-value < 0.05")
+               for t in ax.figure.legends[0].get_texts())
+
+
+def cells(ax, gid):
+    """(column, row) of the cells a causal map marks with the collection ``gid``."""
+    coll = next(c for c in ax.collections if c.get_gid() == gid)
+    return sorted((int(round(p.vertices[:4, 0].mean())), int(round(p.vertices[:4, 1].mean())))
+                  for p in coll.get_paths())
+
+
+def test_causal_map_p_floor_and_network_matrix_marks():
+    """With 19 surrogates no p-value is under 0.05: the legend says so; a network's
+    matrix outlines its links and hatches its undetermined pairs."""
+    labels = ["a", "b", "c"]
+    rho = xr.DataArray(np.full((3, 3), 0.5), dims=("library", "target"),
+                       coords={"library": labels, "target": labels})
+    ds = xr.Dataset({"rho": rho, "p_value": rho * 0 + 0.05},
+                    attrs={"surrogates": 19, "p_method": "empirical"})
+    ax = plot.causal_map(ds)
+    texts = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert any("none can be: p ≥ 1/20 with 19 surrogates" in t.replace("\n", " ")
+               for t in texts), texts
+    net = ds.assign(link=rho > 1, undetermined=rho > 1)
+    net["link"][0, 1] = True
+    net["undetermined"][2, 0] = True
+    net.attrs["xedm_function"] = "causal_network"
+    ax = net.edm.plot(kind="matrix")
+    assert cells(ax, "links") == [(1, 0)] and cells(ax, "undetermined") == [(0, 2)]
 
 
 def test_cluster_order_groups_similar_series():
@@ -400,3 +434,60 @@ def test_edm_plot_of_rqa_windows_thresholds_and_histograms(logistic):
     counts = q.diagonal_lines.values.astype(float)
     np.testing.assert_array_equal(np.nan_to_num(heights), counts)
     assert f"DET={float(q.DET):.3g}" in fig.axes[0].get_title()
+
+
+# ----------------------------------------------------------------- network graph, style
+def test_network_graph_groups_lags_and_undetermined():
+    names = [f"s{i}" for i in range(6)]
+    link = np.zeros((6, 6), bool)
+    link[1, 0] = link[0, 1] = link[4, 3] = True  # 0 <-> 1, 3 -> 4
+    und = np.zeros((6, 6), bool)
+    und[5, 2] = True
+    dims = ("library", "target")
+    net = xr.Dataset({"link": (dims, link), "undetermined": (dims, und),
+                      "rho": (dims, np.full((6, 6), 0.6)),
+                      "driver_Tp": (dims, np.where(link, -1, 0) + np.eye(6, dtype=int) * 0)},
+                     coords={"library": names, "target": names},
+                     attrs={"xedm_function": "causal_network", "alpha": 0.05})
+    net["driver_Tp"][4, 3] = -2
+    assert plot.network.__module__ == "xedm.plot.network"
+    from xedm.plot.network import groups
+
+    assert [sorted(g) for g in groups(np.array(link).T)] == [[0, 1], [3, 4], [2, 5]]
+    ax = net.edm.plot()
+    assert ax.get_title() == "causal network: 3 links, 1 undetermined"
+    legend = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert {"Tp = -2", "Tp = -1", "undetermined"} <= set(legend)
+    arrows = [p for p in ax.patches if p.get_zorder() == 2]
+    dashed = [p for p in ax.patches if p.get_zorder() == 1]
+    assert len(arrows) == 3 and len(dashed) == 1
+    colours = {tuple(p.get_edgecolor()) for p in arrows}
+    assert len(colours) == 2  # one colour per lag
+    assert not plot.text_problems(ax.figure)
+    with pytest.raises(ValueError, match="layout="):
+        net.edm.plot(layout="bogus")
+
+
+def test_paper_style_width_fonts_and_savefig(tmp_path):
+    ds = xr.Dataset({"rho": ("E", [0.5, 0.9, 0.8])}, coords={"E": [1, 2, 3]})
+    ax = ds.edm.plot(style="paper", width="double")
+    fig = ax.figure
+    assert fig.get_figwidth() == 7.2
+    assert not plot.text_problems(fig, min_size=7)
+    plot.savefig(fig, tmp_path / "f.svg")
+    assert "<text" in (tmp_path / "f.svg").read_text()  # text kept as text
+    with pytest.raises(ValueError, match="width="):
+        ds.edm.plot(style="paper", width="A4")
+    with pytest.raises(ValueError, match="style="):
+        ds.edm.plot(style="poster")
+    with pytest.raises(ValueError, match="needs style='paper'"):
+        ds.edm.plot(width="single")
+
+
+def test_wrap_keeps_relations_and_fractions_whole():
+    from xedm.plot._base import p_text, wrap
+
+    assert wrap("ρ = 0.990, MAE = 0.045, RMSE = 0.293", 14).split("\n") == [
+        "ρ = 0.990,", "MAE = 0.045,", "RMSE = 0.293"]
+    assert p_text(0.05, 1 / 20) == "p ≤ 1/20"
+    assert wrap("both p ≤ 1/20", 9) == "both\np ≤ 1/20"

@@ -15,7 +15,7 @@ import xarray as xr  # noqa: E402
 
 import xedm  # noqa: E402
 from xedm import widgets  # noqa: E402
-from xedm.plot._base import num  # noqa: E402
+from xedm.plot._base import p_text  # noqa: E402
 
 pytest.importorskip("ipywidgets")
 
@@ -127,10 +127,12 @@ def test_causality_explorer(pair):
     want = xedm.ccm(pair, ["x", "y"], lib_sizes=st.lib_sizes(), E=2, samples=8, seed=1,
                     surrogates=19)
     # each direction's p-value (at the largest library size) in its label
-    p = {d: num(want.p_value.sel(library=lib, target=tgt).isel(lib_size=-1).item(), 2)
+    # ("p ≤ 1/20" at the floor of 19 surrogates, where 0.05 is the smallest p they give)
+    p = {d: p_text(want.p_value.sel(library=lib, target=tgt).isel(lib_size=-1).item(),
+                   1 / 20)
          for d, lib, tgt in (("x → y", "y", "x"), ("y → x", "x", "y"))}
     assert legend(ax) == ["surrogates x → y (0.05–0.95)", "surrogates y → x (0.05–0.95)",
-                          f"x → y (p = {p['x → y']})", f"y → x (p = {p['y → x']})"]
+                          f"x → y ({p['x → y']})", f"y → x ({p['y → x']})"]
     line = next(ln for ln in ax.lines if ln.get_label().startswith("x → y"))
     np.testing.assert_allclose(line.get_ydata(), want.rho.sel(library="y", target="x"))
     np.testing.assert_array_equal(line.get_xdata(), st.lib_sizes())

@@ -19,6 +19,9 @@ matplotlib is imported only when a function is called, so ``import xedm`` stays 
 :func:`rqa_histograms`         line-length histograms of one RQA result
 :func:`rqa_windows`            windowed RQA over time with the eps of each window
 :func:`recurrence_network`     degree and local clustering over time, clustering vs degree
+:func:`paper`                  a context for print: column widths, fonts >= 7 pt, CB-safe colours
+:func:`savefig`                save with text kept as text (PDF/SVG) or at 600 dpi
+:func:`text_problems`          texts of a drawn figure that overlap, leave it or are too small
 =============================  ===============================================================
 
 Direction convention (docs/conventions.md): a high cross-map skill at
@@ -32,12 +35,18 @@ from typing import Any
 import xarray as xr
 
 from .. import api
+from . import style as style_module
 from ._base import call_view
-from .causal import arrow, causal_map, ccm_convergence, cluster_order, lag_plot
+from .causal import arrow, ccm_convergence, lag_plot
+from .check import text_problems
 from .edm import SWEEP_DIMS, prediction, skill, smap_coefficients
+from .heatmap import causal_map, cluster_order
 from .network import network
 from .recurrence import recurrence_plot, rqa_histograms, rqa_measures
 from .rqa_views import recurrence_network, rqa_windows
+from .style import paper, savefig
+
+style = style_module  # xedm.plot.style: widths, palette, MIN_PT
 
 __all__ = [
     "arrow",
@@ -46,6 +55,7 @@ __all__ = [
     "lag_plot",
     "network",
     "cluster_order",
+    "paper",
     "plot",
     "prediction",
     "recurrence_network",
@@ -53,8 +63,10 @@ __all__ = [
     "rqa_histograms",
     "rqa_windows",
     "rqa_measures",
+    "savefig",
     "skill",
     "smap_coefficients",
+    "text_problems",
 ]
 
 #: xedm function -> the view of its result (declared in xedm/api.py)
@@ -101,7 +113,8 @@ def made_by(obj: xr.Dataset | xr.DataArray) -> str:
     )
 
 
-def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
+def plot(obj: xr.Dataset | xr.DataArray, *, style: str | None = None,
+         width: str | float | None = None, **kwargs: Any):
     """Draw an xedm result with the view that suits the function that made it.
 
     ============================================  ===========================================
@@ -124,6 +137,13 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     ----------
     obj : Dataset or DataArray
         A result of an xedm function (see :func:`made_by`).
+    style : {None, "paper"}, optional
+        ``"paper"``: a figure for print (:func:`paper`): ``width`` wide, text of at least
+        7 pt, colour-blind-safe colours, text kept as text in PDF/SVG.
+        ``result.edm.plot(style="paper", width="double").figure.savefig("fig.pdf")``.
+    width : {"single", "double"} or float, optional
+        With ``style="paper"``: a journal's single column (3.5 in, the default), double
+        column (7.2 in), or inches.
     **kwargs
         Passed to the view (``ax=`` or ``fig=``, ``var=``, ...).
 
@@ -146,4 +166,5 @@ def plot(obj: xr.Dataset | xr.DataArray, **kwargs: Any):
     view = VIEWS[name]
     if name in ("ccm", "xmap") and rho is not None and "Tp" in rho.dims:
         view = lag_plot  # time-lagged cross maps: skill against the lag
-    return call_view(view, obj, name, kwargs)
+    with style_module.styled(style, width):
+        return call_view(view, obj, name, kwargs)

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .style import active_width, min_font
+
 # what a dim or variable is called on an axis
 NAMES = {
     "E": "embedding dimension E",
@@ -32,14 +34,40 @@ def new_axes(ax=None, **subplots: Any):
         return ax
     import matplotlib.pyplot as plt
 
+    if "figsize" in subplots:
+        subplots["figsize"] = sized(*subplots["figsize"])
     fig, ax = plt.subplots(layout="constrained", **subplots)
     fig._xedm_own = True  # a figure of the view's own: finish() fits its texts
     return ax
 
 
+def sized(width: float, height: float, min_height: float = 2.0) -> tuple[float, float]:
+    """A figure size of ``width`` x ``height`` inches made the active style's width
+    (:func:`xedm.plot.paper`), its height scaled with it (at least ``min_height``)."""
+    w = active_width()
+    if w is None:
+        return (width, height)
+    return (w, max(min_height, height * w / width))
+
+
+def freeze_ticks(fig) -> None:
+    """Give the tick labels of ``fig`` the active style's sizes now: matplotlib makes tick
+    labels when it draws, which may be after the style's context has ended."""
+    if active_width() is None:
+        return
+    import matplotlib as mpl
+
+    rc = mpl.rcParams
+    for ax in fig.axes:
+        for a in ("x", "y"):
+            ax.tick_params(axis=a, which="major", labelsize=rc[f"{a}tick.labelsize"],
+                           width=rc[f"{a}tick.major.width"])
+
+
 def finish(ax):
     """``ax``, its figure's texts fitted (:func:`fit_texts`) when the view made the figure
     (a figure of the caller's, e.g. an explorer's, is fitted by the caller once it is full)."""
+    freeze_ticks(ax.figure)
     if getattr(ax.figure, "_xedm_own", False):
         fit_texts(ax.figure)
     return ax
@@ -50,7 +78,8 @@ def new_figure(nrows: int, fig=None, **kwargs: Any):
     import matplotlib.pyplot as plt
 
     if fig is None:
-        fig = plt.figure(layout="constrained", figsize=kwargs.pop("figsize", (8, 2.2 * nrows)))
+        w, h = kwargs.pop("figsize", (8, 2.2 * nrows))
+        fig = plt.figure(layout="constrained", figsize=sized(w, h, min_height=1.3 * nrows))
     else:
         _clear(fig)
     axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
@@ -81,6 +110,21 @@ def label(value: Any) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     return str(value)
+
+
+def short(name, chars: int = 14) -> str:
+    """A series' name cut in the middle to ``chars`` characters (``…``), its end kept.
+
+    Examples
+    --------
+    >>> short("sea_surface_temperature_anomaly", 12)
+    'sea_sur…maly'
+    """
+    name = label(name)
+    if len(name) <= chars:
+        return name
+    tail = max(2, chars // 3)
+    return name[:chars - tail - 1] + "…" + name[-tail:]
 
 
 def num(value: Any, digits: int = 3) -> str:
@@ -114,16 +158,88 @@ def params(attrs: dict, keys: tuple[str, ...]) -> str:
     return ", ".join(f"{symbols.get(k, k)}={num(attrs[k])}" for k in keys if k in attrs)
 
 
+def p_floor(attrs: dict) -> float | None:
+    """The smallest p-value ``n`` surrogates can give, ``1/(n+1)``, when the result's
+    p-values are empirical ranks among its ``attrs["surrogates"]`` (else None)."""
+    n = attrs.get("surrogates")
+    if not isinstance(n, int | np.integer) or n < 1 or attrs.get("p_method") == "normal":
+        return None
+    return 1.0 / (int(n) + 1)
+
+
+def p_text(p: float, floor: float | None, digits: int = 2) -> str:
+    """``"p = 0.2"``, or ``"p ≤ 1/20"`` at the floor of 19 surrogates (a smaller p was not
+    measurable).
+
+    Examples
+    --------
+    >>> p_text(0.05, 1 / 20), p_text(0.2, 1 / 20), p_text(0.013, None)
+    ('p ≤ 1/20', 'p = 0.2', 'p = 0.013')
+    """
+    if floor is not None and np.isfinite(p) and p <= floor * (1 + 1e-9):
+        return f"p ≤ 1/{round(1 / floor)}"
+    return f"p = {num(p, digits)}"
+
+
 def outside_legend(ax, **kwargs: Any):
-    """A legend to the right of the axes, never over the data."""
+    """A legend to the right of the axes, never over the data (under the axes in a
+    figure narrower than 5 inches of the paper style, where the data keeps the width)."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return None
+    w = active_width()
+    if w is not None and w < 5:
+        kwargs.pop("borderaxespad", None)
+        return legend_below(ax, handles, **kwargs)
     kwargs.setdefault("loc", "upper left")
     kwargs.setdefault("bbox_to_anchor", (1.01, 1.0))
     kwargs.setdefault("borderaxespad", 0.0)
     kwargs.setdefault("frameon", False)
     return ax.legend(**kwargs)
+
+
+def legend_below(ax, handles, title: str | None = None, **kwargs: Any):
+    """A legend of ``handles`` under the axes, off the data and the title: the figure's
+    legend under every axes (laid out by the layout engine) when the view made the figure,
+    else the axes' legend under its x tick labels.  As many columns as the width holds."""
+    fig = ax.figure
+    size = max(min_font(), ax.title.get_fontsize() * 0.85)
+    r = renderer(fig)
+    from matplotlib.font_manager import FontProperties
+
+    prop = FontProperties(size=size)
+    wide = [r.get_text_width_height_descent(h.get_label(), prop, ismath=False)[0]
+            for h in handles]
+    em = size * fig.dpi / 72
+    entry = max(wide, default=0) + 4.5 * em  # handle, pads, column spacing
+    room = fig.bbox.width * (0.95 if getattr(fig, "_xedm_own", False) else
+                             ax.get_position().width)
+    chars = int(max(16, 0.9 * room / (0.55 * size * fig.dpi / 72)))
+    for h in handles:  # an entry wider than the figure: wrapped
+        h.set_label(wrap(h.get_label(), chars))
+    wide = [r.get_text_width_height_descent(h.get_label(), prop, ismath=False)[0]
+            for h in handles]
+    ncol = int(max(1, min(len(handles), room // max(entry, 1))))
+    kwargs = {"ncol": ncol, "frameon": False, "fontsize": size, "title": title,
+              "title_fontsize": size, "handlelength": 1.8, "columnspacing": 1.2, **kwargs}
+    if getattr(fig, "_xedm_own", False) and fig.get_layout_engine() is not None:
+        return fig.legend(handles=handles, loc="outside lower center", **kwargs)
+    return ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                     bbox_transform=under_ticks(ax), borderaxespad=0.0, **kwargs)
+
+
+def under_ticks(ax):
+    """The axes' transform moved down past its x tick labels and label (fixed in inches,
+    so it holds when a layout engine resizes the axes): a legend anchored at (0.5, 0) in
+    it lies under them."""
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.figure
+    r = renderer(fig)
+    tight = ax.xaxis.get_tightbbox(r)
+    below = 0.0 if tight is None else ax.get_window_extent(r).y0 - tight.y0
+    shift = ScaledTranslation(0, -(max(below, 0.0) / fig.dpi + 0.04), fig.dpi_scale_trans)
+    return ax.transAxes + shift
 
 
 def call_view(view, obj, made: str, kwargs: dict):
@@ -176,10 +292,17 @@ def wrap(text: str, width: int) -> str:
     '∂TentMap(t+1)/\\n∂TentMap(t-1)'
     >>> wrap("short", 16)
     'short'
+    >>> wrap("rho = 0.98, RMSE = 0.293", 12).split("\\n")
+    ['rho = 0.98,', 'RMSE = 0.293']
     """
+    import re
+
     width = max(int(width), 4)
     out = []
-    for para in str(text).split("\n"):
+    # a relation ("RMSE = 0.293", "p ≤ 1/20") and a fraction of numbers stay on one line
+    text = re.sub(r" ([=<>≤≥≈]) ", "\u00a0\\1\u00a0", str(text))
+    text = re.sub(r"(\d)/(\d)", "\\1\u2215\\2", text)
+    for para in text.split("\n"):
         tokens, cur = [], ""
         for ch in para:  # tokens end after a break character
             cur += ch
@@ -200,7 +323,7 @@ def wrap(text: str, width: int) -> str:
                 tok = tok[width:]
             line = tok
         out.append(line.rstrip())
-    return "\n".join(out)
+    return "\n".join(out).replace("\u00a0", " ").replace("\u2215", "/")
 
 
 def renderer(fig):
@@ -243,11 +366,11 @@ def _fit_ticks(ax, r) -> bool:
             ax.tick_params(axis="x", labelrotation=90)
         else:
             size = xt[0].get_fontsize()
-            ax.tick_params(axis="x", labelsize=max(4.0, size * 0.8))
+            ax.tick_params(axis="x", labelsize=max(min_font(), size * 0.8))
         changed = True
     yt = ax.get_yticklabels()
     if _overlapping(yt, r):
-        ax.tick_params(axis="y", labelsize=max(4.0, yt[0].get_fontsize() * 0.8))
+        ax.tick_params(axis="y", labelsize=max(min_font(), yt[0].get_fontsize() * 0.8))
         changed = True
     return changed
 
@@ -256,20 +379,31 @@ def fit_texts(fig, passes: int = 2):
     """Make the texts of ``fig`` fit: titles and axis labels wrapped to their axes, legend
     entries to their axes (or 30 characters for a legend outside), the suptitle to the figure,
     tick labels turned or made smaller where they run into each other.  Returns ``fig``."""
+    import warnings
+
+    freeze_ticks(fig)
     for _ in range(passes):
         r = renderer(fig)
-        fig.draw_without_rendering()  # runs the layout engine: the boxes are final
+        with warnings.catch_warnings():  # a layout before the texts are wrapped may fail
+            warnings.filterwarnings("ignore", "constrained_layout not applied")
+            fig.draw_without_rendering()  # runs the layout engine: the boxes are final
         changed = False
         for ax in fig.axes:
             if not ax.get_visible() or not ax.axison:
                 continue
             box = ax.get_window_extent(r)
+            # the width of the axes' cell of the grid too: a layout that has collapsed the
+            # axes for now must not wrap its title into a column of letters
+            spec = ax.get_subplotspec() if hasattr(ax, "get_subplotspec") else None
+            cell = (spec.get_position(fig).width * fig.bbox.width * 0.8 if spec is not None
+                    else 0.0)
             for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
-                changed |= _fit(t, box.width, r)
+                changed |= _fit(t, max(box.width, cell), r)
             changed |= _fit(ax.yaxis.label, box.height, r, vertical=True)
             leg = ax.get_legend()
             if leg is not None:
-                inside = leg.get_window_extent(r).x0 < box.x1 - 1
+                lb = leg.get_window_extent(r)
+                inside = lb.x0 < box.x1 - 1 and lb.y1 > box.y0 + 1
                 limit = 0.7 * box.width if inside else 30 * fig.dpi * 10 / 72 * 0.55
                 for t in [*leg.get_texts(), leg.get_title()]:
                     changed |= _fit(t, limit, r)
@@ -279,7 +413,32 @@ def fit_texts(fig, passes: int = 2):
                 changed |= _fit(t, 0.95 * fig.bbox.width, r)
         if not changed:
             break
+    fig.draw_without_rendering()  # the layout of the fitted texts (warns if it fails)
+    _keep_inside(fig)
     return fig
+
+
+def _keep_inside(fig) -> None:
+    """Narrow the area the layout engine fills where a tick label sticks out of the figure
+    (constrained layout leaves room for the height of x tick labels, not their width)."""
+    engine = fig.get_layout_engine()
+    if engine is None or not hasattr(engine, "set") or "rect" not in engine.get():
+        return
+    for _ in range(3):
+        fig.draw_without_rendering()  # a second layout can move the axes a little more
+        r = renderer(fig)
+        boxes = [b for b in (ax.get_tightbbox(r) for ax in fig.axes if ax.get_visible())
+                 if b is not None]
+        if not boxes:
+            return
+        page = fig.bbox
+        left = max(0.0, page.x0 - min(b.x0 for b in boxes) + 2) / page.width
+        right = max(0.0, max(b.x1 for b in boxes) - page.x1 + 2) / page.width
+        left, right = (left if left > 0.0005 else 0.0), (right if right > 0.0005 else 0.0)
+        if not (left or right):
+            return
+        x0, y0, w, h = engine.get()["rect"]
+        engine.set(rect=(x0 + left, y0, w - left - right, h))
 
 
 def figure_grid(n: int, fig=None, ncols: int = 3, panel=(3.0, 2.4), **kwargs: Any):
@@ -287,11 +446,16 @@ def figure_grid(n: int, fig=None, ncols: int = 3, panel=(3.0, 2.4), **kwargs: An
     panels left over are hidden."""
     import matplotlib.pyplot as plt
 
+    w = active_width()
+    if w is not None:  # the style's width: as many columns of panels as it holds
+        ncols = int(max(1, min(ncols, w // 1.7)))
+        panel = (w / ncols, max(1.8, panel[1] * w / ncols / panel[0]))
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
     if fig is None:
+        size = (panel[0] * ncols + 0.8, panel[1] * nrows + 0.8)
         fig = plt.figure(layout="constrained",
-                         figsize=(panel[0] * ncols + 0.8, panel[1] * nrows + 0.8))
+                         figsize=size if w is None else (w, panel[1] * nrows + 0.8))
     else:
         _clear(fig)
     axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False, **kwargs).ravel()

@@ -1,4 +1,5 @@
-"""Views of cross maps: CCM convergence and the (library, target) causal map.
+"""Views of cross maps against a parameter: CCM convergence (against the library size) and
+the lag plot (against Tp); the (library, target) causal map is in heatmap.py.
 
 Direction (docs/conventions.md): a high cross-map skill at ``(library=x, target=y)`` is
 evidence that **y causes x**, drawn as ``y → x``.
@@ -20,11 +21,15 @@ from ._base import (
     new_axes,
     num,
     outside_legend,
+    p_floor,
+    p_text,
     params,
-    renderer,
+    short,
+    under_ticks,
     variable,
     wrap,
 )
+from .style import min_font
 
 
 def arrow(library: Any, target: Any) -> str:
@@ -61,14 +66,15 @@ def _pairs(da: xr.DataArray, pairs, include_self: bool):
             if include_self or lib != tgt]
 
 
-def _p_text(pvals, lib, tgt, digits: int = 2) -> str:
-    """``"p = 0.01"`` of one pair (at the largest library size when ``p_value`` has one)."""
+def _p_text(pvals, lib, tgt, floor: float | None = None, digits: int = 2) -> str:
+    """``"p = 0.01"`` of one pair (at the largest library size when ``p_value`` has one);
+    ``"p ≤ 1/20"`` at the floor of the surrogates (:func:`p_text`)."""
     one = pvals.sel(library=lib, target=tgt)
     if "lib_size" in one.dims:
         one = one.isel(lib_size=-1)
     if one.ndim:  # e.g. a Tp dim: no single p-value to show
         return ""
-    return f"p = {num(one.item(), digits)}"
+    return p_text(one.item(), floor, digits)
 
 
 def _groups(todo: list) -> list[list]:
@@ -81,13 +87,28 @@ def _groups(todo: list) -> list[list]:
     return list(groups.values())
 
 
+def _side(ax, lib, tgt) -> str:
+    """The direction ``tgt → lib`` read against the panel's title ``A ↔ B``: ``"A → B"`` is
+    ``"→"``, ``"B → A"`` is ``"←"`` (the title is set before the lines are drawn)."""
+    a, b = ax._xedm_pair
+    if label(lib) == label(tgt):
+        return "self"
+    return "→" if (label(tgt), label(lib)) == (label(a), label(b)) else "←"
+
+
+_SIDES = "→: the panel title's left series drives the right one; ←: the right drives the left"
+
+
 def _panel_legend(ax, group: list) -> None:
-    """A panel's title (the pair of series) and the legend of its directions, inside."""
-    a, b = group[0]
-    ax.set_title(wrap(f"{label(a)} ↔ {label(b)}" if a != b else label(a), 34),
-                 fontsize="medium")
-    ax.legend(loc="best", fontsize="small", frameon=True, framealpha=0.8, handlelength=1.5,
-              borderaxespad=0.3)
+    """The legend of a panel's directions (``→``/``←`` against its title) in one row under
+    it, off the data."""
+    size = max(min_font(), ax.title.get_fontsize() * 0.85)
+    texts = ax.get_legend_handles_labels()[1]
+    cell = ax.get_subplotspec().get_position(ax.figure).width * ax.figure.get_figwidth() * 72
+    one_row = sum(len(t) * 0.6 * size + 3 * size for t in texts) < 0.85 * cell
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=under_ticks(ax),
+              frameon=False, ncol=2 if one_row else 1, fontsize=size, handlelength=1.2,
+              borderaxespad=0.0, columnspacing=0.8, handletextpad=0.4)
 
 
 def _pairs_figure(todo, draw, *, ax, fig, panels: bool, xlabel: str, ylabel: str, title: str,
@@ -105,11 +126,21 @@ def _pairs_figure(todo, draw, *, ax, fig, panels: bool, xlabel: str, ylabel: str
         return finish(ax)
     groups = _groups(todo)
     fig, axes = figure_grid(len(groups), fig)
+    ncols = axes[0].get_subplotspec().get_gridspec().ncols
+    chars = int(max(12, min(34, fig.get_figwidth() / ncols * 72 * 0.85
+                            / (0.55 * axes[0].title.get_fontsize()))))
     for one_ax, group in zip(axes, groups, strict=True):
+        a, b = group[0]  # the title "a ↔ b"; "→" in the legend: a drives b
+        one_ax._xedm_pair = (a, b)
+        title = f"{label(a)} ↔ {label(b)}" if a != b else label(a)
+        if a != b and len(wrap(title, chars).split("\n")) > 3:  # names cut, one line each
+            title = f"{short(a, chars - 2)} ↔\n{short(b, chars)}"
+        one_ax.set_title(wrap(title, chars),
+                         fontsize="medium")
         for lib, tgt in group:
             draw(one_ax, lib, tgt, False)
         _panel_legend(one_ax, group)
-    fig.suptitle(suptitle or title)
+    fig.suptitle((suptitle or title) + "\n" + _SIDES)
     fig.supxlabel(xlabel)
     fig.supylabel(ylabel)
     return fit_texts(fig)
@@ -139,7 +170,8 @@ def ccm_convergence(
         the Dataset has ``rho_null`` over a ``quantile`` dim (a surrogate null distribution)
         the band between its lowest and highest quantile is drawn dashed, and each line's
         label gains its ``p_value`` (at the largest library size when ``p_value`` has a
-        ``lib_size`` dim, as :func:`xedm.ccm`'s has).
+        ``lib_size`` dim, as :func:`xedm.ccm`'s has), written ``p ≤ 1/(n+1)`` (e.g.
+        ``p ≤ 1/20``) at the smallest value ``n`` surrogates can give.
     var : str, default "rho"
     ax : matplotlib Axes, optional
         Draw every pair on this Axes (one panel).
@@ -206,6 +238,7 @@ def ccm_convergence(
     if nulls is not None and "quantile" not in nulls.dims:
         nulls = None
     pvals = ds.get("p_value") if is_ds and null else None
+    floor = p_floor(ds.attrs) if is_ds else None
     todo = _pairs(da, pairs, include_self)
     if panels is None:
         panels = ax is None and len(todo) > 2
@@ -214,7 +247,9 @@ def ccm_convergence(
 
     def draw(axes, lib, tgt, single: bool):
         name = arrow(lib, tgt)
-        p = _p_text(pvals, lib, tgt) if pvals is not None else ""
+        p = _p_text(pvals, lib, tgt, floor) if pvals is not None else ""
+        if panels:  # the panel's title names the pair: an arrow between its names
+            name = _side(axes, lib, tgt)
         shown = wrap(f"{name} ({p})" if p else name, 32)
         (line,) = axes.plot(sizes, da.sel(library=lib, target=tgt).values, marker="o",
                             ms=4 if panels else 6, label=shown, **kwargs)
@@ -244,216 +279,6 @@ def ccm_convergence(
     return _pairs_figure(todo, draw, ax=ax, fig=fig, panels=panels,
                          xlabel=axis_name(da, "lib_size"), ylabel=f"cross-map skill {var}",
                          title=title, suptitle=suptitle)
-
-
-def cluster_order(values: np.ndarray) -> np.ndarray:
-    """Leaf order of average-linkage clustering of the series by their cross-map skill
-    (distance ``1 - (rho + rho.T) / 2``, NaN as no skill), the same order for rows and columns.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rho = np.array([[1, .1, .9], [.1, 1, .1], [.9, .1, 1.]])
-    >>> sorted(cluster_order(rho).tolist()) == [0, 1, 2]
-    True
-    """
-    from scipy.cluster.hierarchy import leaves_list, linkage
-    from scipy.spatial.distance import squareform
-
-    r = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0)
-    d = 1.0 - (r + r.T) / 2.0
-    np.fill_diagonal(d, 0.0)
-    d = np.clip(d, 0.0, None)
-    if len(d) < 3:
-        return np.arange(len(d))
-    return leaves_list(linkage(squareform(d, checks=False), method="average"))
-
-
-def _tick_names(da: xr.DataArray, dim: str) -> list[str]:
-    """Tick labels of ``dim``: the labels, with the E of each series when ``E`` is a
-    coordinate along ``dim`` (as xmap's is along ``target``, ccm's along ``library``)."""
-    names = [label(v) for v in da[dim].values]
-    E = da.coords.get("E")
-    if E is not None and E.dims == (dim,):
-        names = [f"{n} (E={num(e)})" for n, e in zip(names, E.values, strict=True)]
-    return [wrap(n, 22) for n in names]
-
-
-def _legend_below(ax, **kwargs: Any):
-    """The legend of ``ax`` under its x tick labels and label, outside the axes (the offset
-    is fixed in inches, so it holds when a layout engine resizes the axes)."""
-    from matplotlib.transforms import ScaledTranslation
-
-    fig = ax.figure
-    r = renderer(fig)
-    below = ax.get_window_extent(r).y0 - ax.xaxis.get_tightbbox(r).y0
-    shift = ScaledTranslation(0, -(max(below, 0.0) / fig.dpi + 0.05), fig.dpi_scale_trans)
-    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                     bbox_transform=ax.transAxes + shift, frameon=False, borderaxespad=0.0,
-                     fontsize="small", **kwargs)
-
-
-def _annotate_cells(ax, im, values: np.ndarray, marks: np.ndarray, low: bool) -> None:
-    """Each cell's value (2 decimals) and its significance mark, black or white by the
-    cell's colour (in the lower part of the cell when ``low``: a dot marks the centre)."""
-    n = max(values.shape)
-    size = float(np.clip(110 / max(n, 1), 5, 9))
-    for (i, j), v in np.ndenumerate(values):
-        if not np.isfinite(v):
-            continue
-        r, g, b, _ = im.cmap(im.norm(v))
-        ink = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-        ax.text(j, i + (0.28 if low else 0.0), f"{v:.2f}{marks[i, j]}", ha="center",
-                va="center", color=ink, fontsize=size)
-
-
-def causal_map(
-    ds: xr.Dataset | xr.DataArray,
-    *,
-    var: str = "rho",
-    ax=None,
-    truth: xr.DataArray | None = None,
-    order: str | None = None,
-    mask_diagonal: bool = True,
-    alpha: float = 0.05,
-    cmap: str = "viridis",
-    colorbar: bool = True,
-    annotate: bool | None = None,
-    **kwargs: Any,
-):
-    """Heatmap of cross-map skill: rows are the library (effect), columns the target (cause).
-
-    Parameters
-    ----------
-    ds : Dataset or DataArray
-        Result of :func:`xedm.xmap` (or of :func:`xedm.ccm`, drawn at its largest
-        ``lib_size``): ``rho`` over ``(library, target)``.  When the Dataset has ``q_value``
-        (else ``p_value``) over ``(library, target)``, cells below ``alpha`` are outlined
-        (and marked ``*`` when annotated).  The E of each series (the coordinate ``E``) is
-        shown beside its name.
-    var : str, default "rho"
-    ax : matplotlib Axes, optional
-    truth : DataArray, optional
-        Known links as a boolean ``(driver, driven)`` array, such as ``adjacency`` from
-        :func:`xedm.datasets.many_series`; each link ``driver → driven`` is marked with a
-        white dot at ``(library=driven, target=driver)``.
-    order : {None, "cluster"}, optional
-        "cluster": rows and columns in the leaf order of :func:`cluster_order` (needs the same
-        series as library and target).
-    mask_diagonal : bool, default True
-        Leave ``library == target`` cells blank.
-    alpha : float, default 0.05
-        Significance level of the outlined cells.
-    cmap : str, default "viridis"
-    colorbar : bool, default True
-    annotate : bool, optional
-        Write each cell's value (and ``*`` when significant) in it.  Default: for maps of at
-        most 10 series a side.
-    **kwargs
-        Passed to ``Axes.imshow``.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The legend of the marks (significance, known links) lies under the axes.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np, xarray as xr
-    >>> from xedm import plot
-    >>> rho = xr.DataArray(np.eye(3) * 0.5 + 0.2, dims=("library", "target"),
-    ...                    coords={"library": [0, 1, 2], "target": [0, 1, 2]}, name="rho")
-    >>> ax = plot.causal_map(rho)
-    >>> ax.get_ylabel(), [t.get_text() for t in ax.texts][:2]
-    ('library (effect)', ['0.20', '0.20'])
-    """
-    da = variable(ds, var)
-    if "lib_size" in da.dims:
-        da = da.isel(lib_size=-1)
-    extra = [d for d in da.dims if d not in ("library", "target")]
-    if extra or da.ndim != 2:
-        raise ValueError(f"causal_map() needs {var}(library, target); got dims {da.dims}")
-    if order not in (None, "cluster"):
-        raise ValueError(f"order={order!r}: use None or 'cluster'")
-    if annotate not in (None, True, False):
-        raise TypeError(f"annotate must be True, False or None (automatic), got {annotate!r}")
-    da = da.transpose("library", "target")
-    sig = None
-    if isinstance(ds, xr.Dataset):
-        for name in ("q_value", "p_value"):
-            if name in ds:
-                p = ds[name].isel(lib_size=-1) if "lib_size" in ds[name].dims else ds[name]
-                if set(p.dims) == {"library", "target"}:
-                    sig = (name, p.transpose("library", "target"))
-                    break
-    if order == "cluster":
-        if not np.array_equal(da["library"].values, da["target"].values):
-            raise ValueError("order='cluster' needs the same series as library and target")
-        idx = cluster_order(da.values)
-        da = da.isel(library=idx, target=idx)
-        if sig is not None:
-            sig = (sig[0], sig[1].isel(library=idx, target=idx))
-    values = np.array(da.values, dtype=float)
-    libs, tgts = da["library"].values, da["target"].values
-    if mask_diagonal:
-        for i, lib in enumerate(libs):
-            values[i, tgts == lib] = np.nan
-    ax = new_axes(ax)
-    kwargs.setdefault("interpolation", "nearest")
-    im = ax.imshow(values, cmap=cmap, aspect="auto", **kwargs)
-    if colorbar:
-        ax.figure.colorbar(im, ax=ax, label=f"cross-map skill {var}")
-    if len(libs) <= 30:
-        ax.set_yticks(range(len(libs)), _tick_names(da, "library"))
-    if len(tgts) <= 30:
-        xt = _tick_names(da, "target")
-        long = sum(len(max(t.split("\n"), key=len)) for t in xt) > 60
-        ax.set_xticks(range(len(tgts)), xt, rotation=90 if long else 0)
-    ax.set_ylabel("library (effect)")
-    ax.set_xlabel("target (cause)")
-    marks = np.full(values.shape, "", dtype=object)
-    handles = []
-    if sig is not None:
-        name, p = sig
-        rows, cols = np.nonzero(np.asarray(p.values) < alpha)
-        keep = libs[rows] != tgts[cols]
-        marks[rows[keep], cols[keep]] = "*"
-        handles += ax.plot(cols[keep], rows[keep], "s", markerfacecolor="none",
-                           markeredgecolor="C3", markeredgewidth=1.5,
-                           markersize=max(3.0, 120 / max(len(libs), 1)), linestyle="none",
-                           label=f"{name.replace('_', '-')} < {num(alpha)} (outlined, *)")
-    if truth is not None:
-        if not (isinstance(truth, xr.DataArray) and set(truth.dims) == {"driver", "driven"}):
-            raise TypeError("truth must be a boolean DataArray over (driver, driven), such as "
-                            "xedm.datasets.many_series(...).adjacency; got "
-                            f"{type(truth).__name__}")
-        links = truth.transpose("driver", "driven")
-        rows, cols = [], []
-        for driver, driven in zip(*np.nonzero(links.values), strict=True):
-            r = np.flatnonzero(libs == links["driven"].values[driven])
-            c = np.flatnonzero(tgts == links["driver"].values[driver])
-            if r.size and c.size:
-                rows.append(r[0])
-                cols.append(c[0])
-        handles += ax.plot(cols, rows, "o", color="white", markeredgecolor="black",
-                           markersize=5, linestyle="none", label="known link (driver → driven)")
-    if annotate or (annotate is None and max(values.shape) <= 10):
-        _annotate_cells(ax, im, values, marks, low=truth is not None)
-    made = ds.attrs.get("xedm_function", "")
-    pars = params(ds.attrs, ("E", "tau", "Tp"))
-    ax.set_title(("causal map" + (f" ({made})" if made else "")) + (f": {pars}" if pars else ""))
-    if handles:  # the legend of the marks, under the axes, never on the cells or the title
-        from matplotlib.lines import Line2D
-
-        keys = [Line2D([], [], linestyle="none", marker=h.get_marker(), markersize=7,
-                       markerfacecolor=h.get_markerfacecolor(),
-                       markeredgecolor=h.get_markeredgecolor(), label=h.get_label())
-                for h in handles]
-        wide = sum(len(k.get_label()) for k in keys) > 40
-        _legend_below(ax, handles=keys, ncol=1 if wide else len(keys))
-    return finish(ax)
 
 
 def lag_plot(
@@ -526,7 +351,8 @@ def lag_plot(
 
     def draw(axes, lib, tgt, single: bool):
         y = da.sel(library=lib, target=tgt).values
-        (line,) = axes.plot(tp, y, marker="o", label=wrap(arrow(lib, tgt), 32), **kwargs)
+        name = _side(axes, lib, tgt) if panels else arrow(lib, tgt)
+        (line,) = axes.plot(tp, y, marker="o", label=wrap(name, 32), **kwargs)
         if np.isfinite(y).any():
             k = int(np.nanargmax(y))
             axes.plot([tp[k]], [y[k]], marker="*", ms=14, color=line.get_color(),

@@ -17,6 +17,7 @@ from ._base import (
     num,
     outside_legend,
     params,
+    short,
     variable,
 )
 
@@ -203,7 +204,8 @@ def prediction(ds: xr.Dataset, *, ax=None, dim: str | None = None, **kwargs: Any
     ax.set_xlabel(axis_name(ds, dim))
     target = ds.attrs.get("target")
     units = ds["observed"].attrs.get("units")
-    ax.set_ylabel((target or "value") + (f" [{units}]" if units else ""))
+    # the title names the series in full; the axis a name cut to fit beside panels
+    ax.set_ylabel(short(target or "value", 24) + (f" [{units}]" if units else ""))
     method = ds.attrs.get("xedm_function", ds.attrs.get("method", "forecast"))
     head = f"{method}" + (f" of {target}" if target else "")
     pars = params(ds.attrs, ("E", "tau", "Tp", "theta"))
@@ -273,7 +275,10 @@ def smap_coefficients(
     for ax, name in zip(axes[bool(with_prediction):], names, strict=True):
         ax.plot(t, coef.sel(coef=name).values, lw=0.8, color="C2")
         ax.axhline(0.0, color="0.6", lw=0.6, zorder=0)
-        ax.set_ylabel(name if name == "intercept" else f"∂{target}(t{int(Tp):+d})/∂{name}")
+        full = name if name == "intercept" else f"∂{target}(t{int(Tp):+d})/∂{name}"
+        if len(full) > 24:  # a long series name: cut, keeping the lag at its end
+            full = f"∂{short(target, 8)}(t{int(Tp):+d})/∂{short(name, 12)}"
+        ax.set_ylabel(full)
     axes[-1].set_xlabel(axis_name(ds, dim))
     if not with_prediction:
         axes[0].set_title(f"S-map coefficients: {params(ds.attrs, ('E', 'tau', 'Tp', 'theta'))}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._base import axis_name, new_figure, num, params
+from ._base import axis_name, fit_texts, new_figure, num, params
 
 _NET = (("transitivity", "𝒯"), ("global_clustering", "C"), ("average_path_length", "ℒ"),
         ("assortativity", "r"))
@@ -65,7 +65,7 @@ def recurrence_network(ds: xr.Dataset, *, fig=None):
     thr = (f"ε={num(ds.attrs['eps'])}" if "eps" in ds.attrs else "")
     fig.suptitle(", ".join(p for p in ("recurrence network", params(ds.attrs, ("E", "tau")),
                                        thr, *parts) if p))
-    return fig
+    return fit_texts(fig)
 
 
 def rqa_windows(ds: xr.Dataset, measures=("RR", "DET", "LAM", "TT"), *, fig=None):
@@ -120,4 +120,4 @@ def rqa_windows(ds: xr.Dataset, measures=("RR", "DET", "LAM", "TT"), *, fig=None
            else "")
     axes[0].set_title(", ".join(p for p in ("windowed RQA", params(
         ds.attrs, ("E", "tau", "window", "step")), thr) if p))
-    return fig
+    return fit_texts(fig)
