@@ -171,8 +171,15 @@ def _pcmci(X, test: str, pc_alpha, tau_max: int = TAU_MAX):
     """PCMCI with ParCorr, GPDC or CMIknn: (link, lag, extra) over (library = driven,
     target = driver); BH q <= 0.05 over lags 1..tau_max, the delay of smallest q."""
     from tigramite import data_processing as pp
+    from tigramite.independence_tests.independence_tests_base import CondIndTest
     from tigramite.pcmci import PCMCI
 
+    def _get_acf(self, series, max_lag=None):  # tigramite 5.2's, without corrcoef's ddof
+        max_lag = int(max(5, 0.1 * len(series))) if max_lag is None else max_lag
+        return np.r_[1.0, [np.corrcoef(series[k:], series[:len(series) - k])[0, 1]
+                           for k in range(1, max_lag + 1)]]
+
+    CondIndTest._get_acf = _get_acf  # numpy 2 removed ddof (it had no effect)
     if test == "parcorr":
         from tigramite.independence_tests.parcorr import ParCorr
         cit = ParCorr()
