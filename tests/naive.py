@@ -423,12 +423,13 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
     the point].  Driver j enters at delays k = 1..max_lag (weight * z_j(t + 1 - k)); once
-    one delay is chosen, j's others leave.  A candidate's p: one-sided Wilcoxon signed-rank of |e_without| - |e_with|,
+    one delay is chosen, j's others leave.  A candidate's p: one-sided Wilcoxon signed-rank
+    of |e_without| - |e_with|,
     variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
     clipped to [0, 0.99]).  Forward: add the best candidate with p <= alpha_drop, drop those
     above and, past ``max_candidates`` drivers left, the drivers with the largest p; then
-    each chosen driver retested given the other chosen terms, and every other driver (each
-    delay; the pair keeps its best) added to the final model.  A pair's p, gain and delay:
+    each chosen driver retested given the other chosen terms, and every other driver added to
+    the final model at the delay of its best test so far.  A pair's p, gain and delay:
     those of its best delay (smallest p, then shortest) in its last test.
     Returns p (N, N), gain (N, N), selected (N, N), lag (N, N).
     """
@@ -510,7 +511,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
                 live = [c for c in live if c[0] == "own" or c in drivers[:max_candidates]]
         sel = {c[1] for c in chosen if c[0] == "drv"}
         record({c: test(e0, errs(chosen, c)) for c in coords
-                if c[0] == "drv" and c[1] not in sel})
+                if c[0] == "drv" and c[1] not in sel and c[2] == K[i, c[1]]})
         for c in chosen:
             if c[0] == "drv":
                 rest = [o for o in chosen if o != c]

@@ -68,6 +68,30 @@ def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
         np.testing.assert_allclose(gpu[0][off], p0[off], rtol=1e-6, atol=1e-12)
 
 
+def test_predictive_conditioning_gpu_with_driver_delays():
+    # the CPU test's delayed case (tests/test_network.py): delays 1..3, a narrow
+    # neighbourhood (another compiled K), against the CPU and the naive reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from _network_cases import coupled_maps
+
+    X, _, _ = coupled_maps(5, 90, lags=(2, 3), density=0.3, seed=4)
+    E = np.array([1, 2, 1, 1, 2])
+    kw = dict(max_lag=3, neighborhood=(6, 30))
+    cpu = predictive_tests(X, E, backend="cpu", **kw)
+    gpu = predictive_tests(X, E, backend="gpu", **kw)
+    p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=3, extra=6, near=30)
+    off = ~np.eye(5, dtype=bool)
+    np.testing.assert_array_equal(gpu[2], cpu[2])
+    np.testing.assert_array_equal(gpu[2], sel0)
+    np.testing.assert_array_equal(gpu[4][off], lag0[off])
+    np.testing.assert_allclose(gpu[0][off], p0[off], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(gpu[1][off], cpu[1][off], rtol=1e-6, atol=1e-9)
+    assert (gpu[4][gpu[2]] > 1).any()
+
+
 def test_predictive_conditioning_gpu_cap_and_constant_series():
     # more candidates than max_candidates: the cap in play on both devices; a constant series
     X = xedm.datasets.many_series(20, 200, density=0.2, seed=4).x.values.copy()
@@ -91,6 +115,8 @@ def test_causal_network_gpu_equals_cpu():
     np.testing.assert_array_equal(gpu.link.values, cpu.link.values)
     np.testing.assert_array_equal(gpu.selected.values, cpu.selected.values)
     np.testing.assert_allclose(gpu.gain_p.values, cpu.gain_p.values, rtol=1e-6, atol=1e-12)
+    np.testing.assert_array_equal(gpu.lag.values, cpu.lag.values)
+    np.testing.assert_array_equal(gpu.decision.values, cpu.decision.values)
 
 
 @pytest.mark.parametrize("warp_max", [0, 6144])  # one thread per point; one warp per point

@@ -34,6 +34,7 @@ from ..kernels import get_kernel
 DEFAULTS = {"weight": 0.1, "exclusion": "max(exclusion_radius, decorrelation time)",
             "neighbors": "(d + 1) + 10 of the 40 nearest in i's own state (value, own lags)",
             "theta": 1.0, "alpha_drop": 0.7, "max_drivers": 8,
+            "delays": "each driver at delays 1..max_lag until one is selected",
             "candidates": "every series; with more than 128 others, the 128 whose cross map "
                           "from the series' manifold has the highest skill (rho)",
             "max_candidates": 128}
@@ -47,9 +48,11 @@ def standardize(X) -> np.ndarray:
 
 
 #: the neighbourhood (extra, width) of the local linear fits: in d coordinates they take
-#: (d + 1) + extra neighbours among the ``width`` nearest in the series' own state (wider
-#: neighbourhoods average observation noise, at a cost in time and, through the bias of a
-#: wider linear fit, in precision: benchmarks/networks.py)
+#: (d + 1) + extra neighbours among the ``width`` nearest in the series' own state.  Wider
+#: ones average observation noise (recall at 20 % noise 0.54 -> 0.71 with (30, 60)) but
+#: cost 1.5-3x the time, put the delay one step off on more links of deterministic maps
+#: (right on 0.94 -> 0.74 of the delayed benchmark's links) and linked 8.9 % of the pairs
+#: under shared seasonal forcing (3.3 % here); measured on benchmarks/_network_cases.py.
 NEIGHBORHOOD = (10, 40)
 
 
@@ -200,13 +203,17 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     time would otherwise interpolate the trajectory, and every coordinate would help);
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
     ``max_candidates``: driver terms kept in play after each round (those with the smallest
-    p); ``max_lag``: each driver j enters at the delays k = 1..max_lag (its value z_j(t + 1 -
-    k) in the prediction of z_i(t + 1)), as max_lag candidates; once one is selected, j's
-    other delays leave.  Every series advances one round at a time (its models of a round in
-    one batch with the other series': ``backend`` "cpu" or "gpu" runs the kernels).
+    p); ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
+    z_j(t + 1 - k) in the prediction of z_i(t + 1)), max_lag candidates; once one is
+    selected, j's other delays leave (a round costs max_lag times what it costs without
+    delays; keeping only each driver's best delay after the first round lost the right
+    delay on 4 links in 10 of the delayed benchmark).  Every series advances one round at
+    a time (its models of a round in one batch with the other series': ``backend`` "cpu"
+    or "gpu" runs the kernels).
     After the selection each selected driver is retested given the other selected terms, and
-    each other driver of the pool is tested added to the final model (every delay): so every
-    pair's ``p`` and ``gain`` answer one question, what j adds to i's final model.
+    each other driver of the pool is tested added to the final model (at the delay of its
+    best test so far): so every pair's ``p`` and ``gain`` answer one question, what j adds to
+    i's final model.
     Returns ``p`` (N, N) (1 on the diagonal and for pairs outside the pool), ``gain`` (N, N)
     (:func:`improvement_p`'s, NaN where not tested), ``selected`` (N, N) bool, ``n_drivers``
     (N,) the number of selected drivers of each series and ``lag`` (N, N) the delay k of
@@ -312,8 +319,12 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
     terms = {i: chosen[i][chosen[i] != -1].tolist() for i in series}
     for i in series:
         selected[i, [c // T for c in terms[i] if c >= 0]] = True
-    # every other driver of the pool added to the final model (e0: its errors), every delay
-    final = {i: codes_of(np.flatnonzero(allowed[i] & ~selected[i])) for i in tested}
+    # every other driver of the pool added to the final model (e0: its errors), at the delay
+    # of its best test so far
+    final = {}
+    for i in tested:
+        js = np.flatnonzero(allowed[i] & ~selected[i] & (lag[i] > 0))
+        final[i] = js * T + lag[i, js] - 1
     for nt in sorted({len(terms[i]) for i in tested}):
         group = [i for i in tested if len(terms[i]) == nt and len(final[i])]
         for part in _parts(group, lambda i: len(final[i]), per_batch):
@@ -367,7 +378,8 @@ def _round(st, part, live, chosen, mask, r, weight, theta):
     gser = sp[gs]
     pool = st.pools(gser, gm)
     A = st.errors(gser, np.stack([gs * d0, gs * d0 + d0], axis=1), base.ravel(), pool,
-                  np.full(len(gs), n_neighbors(d0 + 1, st.extra), np.int64), np.stack([g0, g1], axis=1),
+                  np.full(len(gs), n_neighbors(d0 + 1, st.extra), np.int64),
+                  np.stack([g0, g1], axis=1),
                   codes, weight, theta)
     return A, codes, seg, st0
 

@@ -30,9 +30,13 @@ RULE_PREDICTIVE = (
     "candidates dropped at p > 0.7, then each selected driver retested "
     "given the others: adding j's value z_j(t) to a multivariate embedding of i (i's value, "
     "its selected own lags and its other selected drivers) lowers the absolute errors of the "
-    "leave-one-out local linear prediction of i(t + 1), one-sided Wilcoxon signed-rank test), "
-    "gain_q <= alpha (Benjamini-Hochberg over the selected pairs) and the pair is not "
-    "marked synchrony (significant cross maps both ways peaking at Tp > 0)")
+    "leave-one-out local linear prediction of i(t + 1), one-sided Wilcoxon signed-rank test; "
+    "each driver at its delay k in 1..max_lag: z_j(t + 1 - k)), "
+    "gain_q <= alpha (Benjamini-Hochberg over the selected pairs), gain > 0, and not a "
+    "synchrony pair (significant cross maps both ways peaking at Tp > 0) that passes both "
+    "ways; a pair not linked is undetermined when either series is constant or has fewer "
+    "than 20 effective points (points / (1 + decorrelation time)) per coordinate of the "
+    "library's model (E + 1), or when it is a synchrony pair passing both ways")
 RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the cross map of "
         "i to j at its best lag Tp <= 0 beats the surrogates, Bonferroni over the driver "
         "lags, Benjamini-Hochberg over the off-diagonal pairs); best_Tp <= 0 (the skill "
@@ -131,13 +135,18 @@ def causal_network(
        local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
        lags, its other selected drivers) are selected forward (candidates dropped at
        p > 0.7) and retested given each other (one-sided Wilcoxon signed-rank test of the
-       absolute errors): ``gain`` (the relative reduction of the mean
-       squared error), ``gain_p``, ``gain_q`` (Benjamini-Hochberg over the selected
-       pairs), ``selected``, ``n_conditions`` (i's other selected drivers).  An indirect
+       absolute errors).  Each driver enters at the delays k = 1..``max_lag`` (its value
+       z_j(t + 1 - k)), then at its best delay only.  Every pair's ``gain_p`` and ``gain``
+       answer one question, what j adds to i's final model: a selected driver retested
+       given the others, any other added to the final model.  ``gain``: (mse_without -
+       mse_with) / max(mse_without, mse_with), in [-1, 1]; ``lag``: the delay k;
+       ``gain_q`` (Benjamini-Hochberg over the selected pairs), ``selected``,
+       ``n_conditions`` (i's other selected drivers).  An indirect
        driver (j -> k -> i) or a shared driver (k -> i, k -> j) adds nothing once k is in
-       i's embedding.  ``link``: selected, ``gain_q <= alpha``, not ``synchrony``.  The cross
-       map's ``candidate`` (its FDR decision) is not required: the predictive test sees weak
-       drivers the cross map misses.
+       i's embedding.  ``link``: selected, ``gain_q <= alpha``, ``gain > 0``; a
+       ``synchrony`` pair only in the direction the test gives it (passing both ways it
+       cannot be oriented).  The cross map's ``candidate`` (its FDR decision) is not
+       required: the predictive test sees weak drivers the cross map misses.
        ``conditioning="partial"`` (partial cross mapping, after Leng et al. 2020): for each
        candidate j -> i, ``partial_rho`` is the partial correlation of j with its estimate from i's
        manifold given its estimates from the manifolds of i's other **screened** drivers k
@@ -181,16 +190,24 @@ def causal_network(
     conditioning : {"predictive", "partial"}
         How direct links are told from indirect ones: the predictive test (default) or
         partial cross mapping (the pipeline before; higher cost in recall on weak links).
+    max_lag : int
+        The longest delay, in steps, at which a driver is tested by the predictive
+        conditioning (default 5: delays 1..5); less than a quarter of the series.
     backend, progress, neighbors : as in :func:`xedm.xmap`.
 
     Returns
     -------
     Dataset over (library, target): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
     ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, the conditional
-    statistics (``gain``, ``gain_p``, ``gain_q``, ``selected``; or ``partial_rho``,
-    ``partial_p``, ``partial_q``), ``n_conditions``, ``synchrony`` (significant both ways
-    with the skill peaking at Tp > 0 both ways: synchrony or strong shared forcing, never a
-    link), ``link``; and ``rho_lag`` (library, target, Tp).  Every choice is in attrs.
+    statistics (``gain``, ``gain_p``, ``gain_q``, ``selected``, ``lag``; or
+    ``partial_rho``, ``partial_p``, ``partial_q``), ``n_conditions``, ``synchrony``
+    (significant both ways with the skill peaking at Tp > 0 both ways: synchrony or strong
+    shared forcing), ``link``, and the three-way answer: ``decision`` ("link", "no link" or
+    "undetermined"), ``undetermined`` (bool) and ``undetermined_reason`` ("" where
+    decided; else a constant series, too few independent points for the embedding, or
+    synchrony both ways; docs/causal-networks.md); and ``rho_lag`` (library, target, Tp).
+    Every choice is in attrs.  A run with undetermined pairs warns once, with the count of
+    each reason.
 
     Raises
     ------
@@ -209,6 +226,8 @@ def causal_network(
     True
     >>> bool(net.link.sel(library="x", target="y"))
     False
+    >>> str(net.decision.sel(library="x", target="y").values)  # decided: no link
+    'no link'
     """
     x, labels, sdim, tdim = _series(data, series_dim, columns, time_dim)
     N, T = x.shape
@@ -282,8 +301,8 @@ def _warn_undetermined(reason) -> None:
     import warnings
 
     warnings.warn(f"causal_network: {n} of {N * (N - 1)} pairs are undetermined ({why}): the "
-                  "data cannot tell link from no link there (longer series may); see the result's 'decision' and "
-                  "'undetermined_reason'", UserWarning, stacklevel=3)
+                  "data cannot tell link from no link there (longer series may); see the "
+                  "result's 'decision' and 'undetermined_reason'", UserWarning, stacklevel=3)
 
 
 def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) -> xr.Dataset:
@@ -318,7 +337,8 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
             conditioning_method=(
                 "predictive: leave-one-out local linear (S-map on the nearest neighbours) "
                 "prediction of the library i at t + 1 from i's value at t, its own lags "
-                "(selected like drivers) and the values at t of its selected drivers (each "
+                "(selected like drivers) and the values at t + 1 - k of its selected drivers, k "
+                "their delays in 1..max_lag (each "
                 "series standardized; drivers weighted in the distance); forward selection, "
                 "then each selected driver retested given the others; one-sided Wilcoxon "
                 "signed-rank test of the absolute errors with and without the driver"),

@@ -225,8 +225,11 @@ def network(
         w = active_width() or 6.4
         ax = new_axes(None, figsize=(w, w * (1.08 if w < 5 else 1.0)))
     rho = np.asarray(ds.rho.transpose("library", "target").values, float)
-    lag = (np.asarray(ds.driver_Tp.transpose("library", "target").values)
-           if "driver_Tp" in ds else None)
+    # the delay of the predictive test (steps) where the result has one, else the cross
+    # map's driver lag Tp
+    lag_var = "lag" if "lag" in ds else "driver_Tp" if "driver_Tp" in ds else None
+    lag = (np.asarray(ds[lag_var].transpose("library", "target").values)
+           if lag_var else None)
     rows, cols = np.nonzero(lk)
     colours = _lag_colours(lag[rows, cols]) if lag is not None and len(rows) else {}
     if max_width is None:
@@ -259,19 +262,22 @@ def network(
     ax.axis("off")
     nl, nu = len(rows), int(und.sum())
     title = f"causal network: {nl} link{'s' if nl != 1 else ''}"
-    if "undetermined" in ds:
+    if nu:
         title += f", {nu} undetermined"
     ax.set_title(title)
-    _legend(ax, ds, colours, nu, max_width, lag is not None)
+    _legend(ax, ds, colours, nu, max_width, lag_var)
     _names(ax, pos, nodes, circle, slots, r_node)
     return finish(ax)
 
 
-def _legend(ax, ds, colours: dict, n_und: int, max_width: float, has_lag: bool) -> None:
+def _legend(ax, ds, colours: dict, n_und: int, max_width: float, lag_var) -> None:
     """One legend under the graph: the lag colours, the widths of rho, undetermined."""
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=c, lw=2, label=f"Tp = {v}") for v, c in colours.items()]
+    has_lag = lag_var is not None
+    label = "delay {}" if lag_var == "lag" else "Tp = {}"
+    handles = [Line2D([], [], color=c, lw=2, label=label.format(v))
+               for v, c in colours.items()]
     if not has_lag:
         handles = [Line2D([], [], color=OKABE_ITO[0], lw=2, label="link")]
     for value in (0.5, 1.0):
@@ -281,7 +287,8 @@ def _legend(ax, ds, colours: dict, n_und: int, max_width: float, has_lag: bool) 
         handles.append(Line2D([], [], color=_UNDETERMINED, lw=0.8, linestyle=(0, (3, 2)),
                               label="undetermined"))
     alpha = ds.attrs.get("alpha")
-    what = "lag Tp (colour), skill (width)" if has_lag else "skill (width)"
+    what = ("delay in steps (colour), skill (width)" if lag_var == "lag" else
+            "lag Tp (colour), skill (width)" if has_lag else "skill (width)")
     legend_below(ax, handles, title=what + (f"; links: q < {num(alpha)}"
                                             if alpha is not None else ""))
 
