@@ -248,7 +248,7 @@ def test_causal_network_matches_naive():
     naive.normal_p_value) times the driver lags, Benjamini-Hochberg over the off-diagonal
     pairs (naive.bh), candidates, the predictive conditioning
     (naive.predictive_conditioning) and the links."""
-    X = xedm.datasets.many_series(3, 60, density=0.5, seed=1).x
+    X = xedm.datasets.many_series(3, 70, density=0.5, seed=5).x
     x, N = X.values, 3
     lags, n_sur, seed, alpha = np.array([-1, 0, 1]), 4, 1, 0.05
     net = xedm.causal_network(X, E_max=3, lags=list(lags), surrogates=n_sur, seed=seed,
