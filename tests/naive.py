@@ -507,8 +507,9 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
             live = [c for c in keep if c != best and not (
                 best[0] == "drv" and c[0] == "drv" and c[1] == best[1])]
             drivers = sorted((c for c in live if c[0] == "drv"), key=lambda c: res[c][0])
-            if max_candidates is not None and len(drivers) > max_candidates:
-                live = [c for c in live if c[0] == "own" or c in drivers[:max_candidates]]
+            top = list(dict.fromkeys(c[1] for c in drivers))  # by their best delay's p
+            if max_candidates is not None and len(top) > max_candidates:
+                live = [c for c in live if c[0] == "own" or c[1] in top[:max_candidates]]
         sel = {c[1] for c in chosen if c[0] == "drv"}
         record({c: test(e0, errs(chosen, c)) for c in coords
                 if c[0] == "drv" and c[1] not in sel and c[2] == K[i, c[1]]})

@@ -141,6 +141,13 @@ def test_predictive_conditioning_with_driver_delays_matches_naive():
     np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
     assert sel.any() and (lag[sel] > 1).any()  # a delayed driver chosen at its delay
+    # the cap counts drivers (each with its delays), ranked by their best delay's p
+    p, _, sel, _, lag = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30),
+                                         max_candidates=2)
+    p0, _, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=3, extra=6, near=30,
+                                                      max_candidates=2)
+    np.testing.assert_array_equal(sel, sel0)
+    np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
 
 
 def test_signed_rank_test_matches_naive():

@@ -202,8 +202,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     uses at least its :func:`decorrelation_time`: on a finely sampled flow the points next in
     time would otherwise interpolate the trajectory, and every coordinate would help);
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
-    ``max_candidates``: driver terms kept in play after each round (those with the smallest
-    p); ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
+    ``max_candidates``: drivers kept in play after each round, each with its delays (those
+    whose best delay has the smallest p); ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
     z_j(t + 1 - k) in the prediction of z_i(t + 1)), max_lag candidates; once one is
     selected, j's other delays leave (a round costs max_lag times what it costs without
     delays; keeping only each driver's best delay after the first round lost the right
@@ -293,13 +293,24 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
             _, at = np.unique(seg[first], return_index=True)
             best = first[at]  # the first best row of each series that keeps one
             keep[best] = False
-            # past max_candidates driver terms left, those with the largest p leave
+            # a winning driver's other delays leave with it
+            wj = np.full(len(part), -1, np.int64)
+            wj[seg[best]] = np.where(codes[best] >= 0, codes[best] // T, -1)
+            keep &= ~(drv & (codes // T == wj[seg]))
+            # past max_candidates drivers left (each with its delays), the drivers whose best
+            # delay has the largest p leave
             kd = keep & drv
-            over = np.bincount(seg[kd], minlength=len(part)) > max_candidates
+            rk = np.flatnonzero(kd)
+            pairs = np.unique(seg[rk] * N + codes[rk] // T)
+            over = np.bincount(pairs // N, minlength=len(part)) > max_candidates
             for si in np.flatnonzero(over).tolist():
                 o = int(st0[si])
                 rows = o + np.flatnonzero(kd[o:o + len(live[part[si]])])
-                keep[rows[np.argsort(pc[rows], kind="stable")[max_candidates:]]] = False
+                rows = rows[np.argsort(pc[rows], kind="stable")]
+                js = codes[rows] // T
+                _, first = np.unique(js, return_index=True)
+                top = js[np.sort(first)][:max_candidates]  # drivers by their best p
+                keep[rows[~np.isin(js, top)]] = False
             won = sp[seg[best]]
             c = codes[best]
             chosen[won, r] = c
