@@ -203,7 +203,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     time would otherwise interpolate the trajectory, and every coordinate would help);
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
-    whose best delay has the smallest p); ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
+    whose best delay has the smallest p); ``max_lag``: each driver j is a candidate at the
+    delays k = 1..max_lag (its value
     z_j(t + 1 - k) in the prediction of z_i(t + 1)), max_lag candidates; once one is
     selected, j's other delays leave (a round costs max_lag times what it costs without
     delays; keeping only each driver's best delay after the first round lost the right
