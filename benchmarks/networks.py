@@ -60,6 +60,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import sys
 import time
 import warnings
@@ -311,8 +312,13 @@ def fmt(v, digits=2):
 def cell(case: str, r: dict | None) -> str:
     if r is None:
         return "–"
-    if "status" in r:
-        return r["status"]
+    if "status" in r:  # shortened: "timeout after 600 s", "not run: estimated over 1875 s ..."
+        st = r["status"]
+        m = re.match(r"not run: estimated (over )?(\d+) s", st)
+        if m:
+            return f"not run (estimate {'> ' if m[1] else ''}{m[2]} s)"
+        m = re.match(r"timeout after (\d+) s", st)
+        return f"timeout ({m[1]} s)" if m else st
     if case in NULL_CASES:
         c = f"{100 * r['share_linked']:.1f} % of pairs linked ({r['seconds']:.1f} s)"
     else:
