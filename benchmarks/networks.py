@@ -465,12 +465,17 @@ def main(argv=None):
                     help="causal_network's conditioning: predictive (default) or partial")
     ap.add_argument("--json", default=None, help="write the results to this path")
     ap.add_argument("--table", default=None,
-                    help="print the table of JSON files (comma-separated, merged) and exit")
+                    help="print the table of JSON files (comma-separated, merged: each cell "
+                    "from the first that has it; missing files skipped) and exit")
     args = ap.parse_args(argv)
     if args.pc_alpha is None:
         args.pc_alpha = "0.05" if args.quick else "none"
     if args.table:
-        print(table(merge([json.loads(Path(f).read_text()) for f in args.table.split(",")])))
+        files = [Path(f) for f in args.table.split(",")]
+        for f in files:
+            if not f.exists():
+                print(f"(skipped {f}: no such file)", file=sys.stderr)
+        print(table(merge([json.loads(f.read_text()) for f in files if f.exists()])))
         return None
     import xedm
 
