@@ -50,7 +50,32 @@ def prediction_points(X, E, tau, pred, embedded=False):
 
 
 def neighbors(X, p, libpts, E, tau, knn, excl, embedded=False):
-    """The knn nearest library points of the state at p, ordered by (d, |p - t|, t)."""
+    """The knn nearest library points of the state at p, ordered by (d, |p - t|, t).
+
+    :func:`neighbors_loop`, the definition, with the library's states gathered at once: the
+    same vectors as :func:`state` (column by column, lag by lag), the same squares summed by
+    ``np.sum`` row by row (bitwise the sum of each vector alone), the same order
+    (tests/test_neighbors.py::test_naive_neighbors_equal_the_loop)."""
+    sp = state(X, p, E, tau, embedded)
+    q = np.array([t for t in libpts if abs(t - p) > excl], dtype=np.int64)
+    if sp is None or not len(q):
+        return neighbors_loop(X, p, libpts, E, tau, knn, excl, embedded)
+    Xf = np.asarray(X, dtype=float)
+    if embedded:
+        S = Xf[:, q].T
+    else:
+        assert (q - (E - 1) * tau >= 0).all(), "a library state leaves the data"
+        S = Xf[:, q[:, None] - np.arange(E) * tau].transpose(1, 0, 2).reshape(len(q), -1)
+    S = np.ascontiguousarray(S)
+    assert np.isfinite(S).all(), "a library state is not finite"
+    d = np.sqrt(np.sum((S - sp) ** 2, axis=1))
+    gap = np.abs(q - p)
+    order = np.lexsort((q, gap, d))[:knn]
+    return [(d[o], int(gap[o]), int(q[o])) for o in order]
+
+
+def neighbors_loop(X, p, libpts, E, tau, knn, excl, embedded=False):
+    """:func:`neighbors` one library point at a time (the definition)."""
     sp = state(X, p, E, tau, embedded)
     cands = []
     for q in libpts:
