@@ -70,12 +70,14 @@ def _insert(ds, nb, cnt, kk, dq, q):
 
 
 @njit(cache=True, inline="always")
-def _value(Z, code, i, t, weight):
-    """Coordinate ``code`` of series i at time t (module docstring)."""
+def _decode(Z, code, i, weight):
+    """Coordinate ``code`` of series i as (row of Z, steps back, scale): its value at time t
+    is ``scale * Z[row, t - back]`` (module docstring); decoded once per coordinate, out of
+    the loops over points."""
     if code >= 0:
         T = Z.shape[1]
-        return weight * Z[code // T, t - code % T]
-    return Z[i, t + code + 1]
+        return code // T, code % T, weight
+    return i, -code - 1, 1.0
 
 
 @njit(cache=True)
@@ -185,21 +187,28 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
     base = np.empty(nl)
     yq = np.empty(nl)
     Crel = np.zeros((mm, nl))
+    brow = np.empty(d0, np.int64)
+    bback = np.empty(d0, np.int64)
+    bscl = np.empty(d0)
+    bp = np.empty(d0)
+    for c in range(d0):
+        r_, k_, w_ = _decode(Z, bcodes[b0 + c], i, weight)
+        brow[c], bback[c], bscl[c] = r_, k_, w_
+        bp[c] = w_ * Z[r_, a + p - k_]
     for s in range(nl):
         q = pools[prow, s]
         acc = 0.0
         for c in range(d0):
-            code = bcodes[b0 + c]
-            t = _value(Z, code, i, a + q, weight) - _value(Z, code, i, a + p, weight)
+            t = bscl[c] * Z[brow[c], a + q - bback[c]] - bp[c]
             Brel[s, c] = t
             acc += t * t
         base[s] = acc
         yq[s] = Z[i, a + q + 1]
     for ci in range(m):
-        code = ccodes[c0 + ci]
-        cp = _value(Z, code, i, a + p, weight)
+        r_, k_, w_ = _decode(Z, ccodes[c0 + ci], i, weight)
+        cp = w_ * Z[r_, a + p - k_]
         for s in range(nl):
-            Crel[ci, s] = _value(Z, code, i, a + pools[prow, s], weight) - cp
+            Crel[ci, s] = w_ * Z[r_, a + pools[prow, s] - k_] - cp
     kk = min(gk[g], nl)
     nc = d0 + 1 + (1 if use_c else 0)
     nb = np.empty(kk, np.int64)
