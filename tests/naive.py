@@ -268,7 +268,7 @@ def knn_table(X, lib_ok, pred_t, E, tau, k, excl=0):
             for c in range(C):
                 diff = X[c, p - e * tau] - X[c, cand - e * tau]
                 s = s + diff * diff  # elementwise: the same order for every candidate
-        order = sorted(range(len(cand)), key=lambda j: (s[j], abs(cand[j] - p), cand[j]))
+        order = np.lexsort((cand, np.abs(cand - p), s))  # by (s, |p - q|, q), as sorted()
         for j, o in enumerate(order[:k]):
             idx[i, j] = cand[o]
             dist[i, j] = np.sqrt(s[o])
@@ -283,7 +283,7 @@ def table_predictions(idx, dist, y, Tp, k=None, usable=None):
     out = np.full(P, np.nan)
     for i in range(P):
         ds, ys = [], []
-        for q, d in zip(idx[i], dist[i], strict=True):
+        for q, d in zip(idx[i].tolist(), dist[i].tolist(), strict=True):  # the same doubles
             if q < 0:
                 break
             if usable is not None and not usable[q]:

@@ -412,11 +412,11 @@ def test_xmap_skill_kernel_against_naive_lookups(k):
     from xedm.kernels.cross.cpu_xmap import TB
 
     rng = np.random.default_rng(k)
-    T, nL, E = 90, 4, 2
+    T, nL, E = 60, 4, 2  # (the naive lookups cost T * nT * nL per Tp: both kept small)
     L = np.cumsum(rng.standard_normal((nL, T)), axis=1)
     L[1, 30:33] = np.nan  # libraries with different valid rows, not in order
-    L[3, 70] = np.nan
-    nT = TB + 37  # two blocks of targets
+    L[3, 50] = np.nan
+    nT = TB + 9  # two blocks of targets
     Y = rng.standard_normal((nT, T)) + rng.uniform(-3, 3, (nT, 1))
     Y[TB + 5, [4, 50]] = np.nan  # the second block takes the path for gaps
     Yt = np.ascontiguousarray(Y.T)
