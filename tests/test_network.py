@@ -242,7 +242,8 @@ def test_logistic_pair_direction_and_networkx():
     assert isinstance(g, nx.DiGraph) and list(g.edges) == [("x", "y")]
     e = g.edges["x", "y"]
     assert e["rho"] == pytest.approx(float(net.rho.sel(library="y", target="x")))
-    assert e["lag"] == int(net.driver_Tp.sel(library="y", target="x"))
+    assert e["lag"] == int(net.lag.sel(library="y", target="x"))  # the delay, in steps
+    assert e["Tp"] == int(net.driver_Tp.sel(library="y", target="x"))
     assert {"p", "q", "E", "gain", "gain_q"} <= set(e)
     assert e["gain"] == pytest.approx(float(net.gain.sel(library="y", target="x")))
 
@@ -334,6 +335,7 @@ def test_to_networkx_edges_are_the_links(monkeypatch):
     values = {k: r.uniform(0, 1, (3, 3)) for k in ("rho", "p_value", "q_value", "gain",
                                                    "gain_q")}
     values["driver_Tp"] = r.integers(-2, 1, (3, 3))
+    values["lag"] = r.integers(1, 6, (3, 3))
     values["E"] = r.integers(1, 5, (3, 3))
     pair = ("library", "target")
     net = xr.Dataset({"link": (pair, link), **{k: (pair, v) for k, v in values.items()}},
@@ -344,8 +346,8 @@ def test_to_networkx_edges_are_the_links(monkeypatch):
     assert g.graph == {"E_from": "library", "alpha": 0.05, "lags": [-1, 0]}
     want = {(labels[j], labels[i]) for i, j in zip(*np.nonzero(link), strict=True)}
     assert set(g.edges) == want == {("b", "a"), ("a", "c"), ("b", "c")}
-    names = {"rho": "rho", "p": "p_value", "q": "q_value", "lag": "driver_Tp", "E": "E",
-             "gain": "gain", "gain_q": "gain_q"}
+    names = {"rho": "rho", "p": "p_value", "q": "q_value", "lag": "lag", "Tp": "driver_Tp",
+             "E": "E", "gain": "gain", "gain_q": "gain_q"}
     for (u, v), attrs in g.edges.items():
         i, j = labels.index(v), labels.index(u)
         assert attrs == {a: values[k][i, j] for a, k in names.items()}

@@ -374,8 +374,10 @@ def to_networkx(data: xr.Dataset):
 
     Nodes are the series labels (every series, linked or not); an edge ``j -> i`` for each
     ``link[library=i, target=j]``, with attributes ``rho``, ``p`` (``p_value``), ``q``
-    (``q_value``), ``lag`` (``driver_Tp``), ``E``, and the conditional statistics of the
-    result (``gain`` and ``gain_q``, or ``partial_rho`` and ``partial_q``).
+    (``q_value``), ``lag`` (the delay in steps: the result's ``lag``, or ``-driver_Tp``
+    for partial cross mapping), ``Tp`` (``driver_Tp``), ``E``, and the conditional
+    statistics of the result (``gain`` and ``gain_q``, or ``partial_rho`` and
+    ``partial_q``).
     networkx is imported here (``pip install networkx``, or the ``network`` extra).
 
     Parameters
@@ -414,8 +416,12 @@ def to_networkx(data: xr.Dataset):
     extra = [k for k in ("gain", "gain_q", "partial_rho", "partial_q") if k in data]
     d = {k: np.asarray(data[k].values) for k in ("link", "rho", "p_value", "q_value",
                                                   "driver_Tp", "E", *extra)}
+    # the delay of the predictive test (steps) where the result has one, else -driver_Tp
+    delay = (np.asarray(data["lag"].values) if "lag" in data
+             else -np.asarray(d["driver_Tp"]))
     for i, j in zip(*np.nonzero(d["link"]), strict=True):
         g.add_edge(tgts[j], libs[i], rho=float(d["rho"][i, j]), p=float(d["p_value"][i, j]),
-                   q=float(d["q_value"][i, j]), lag=int(d["driver_Tp"][i, j]),
-                   E=int(d["E"][i, j]), **{k: float(d[k][i, j]) for k in extra})
+                   q=float(d["q_value"][i, j]), lag=int(delay[i, j]),
+                   Tp=int(d["driver_Tp"][i, j]), E=int(d["E"][i, j]),
+                   **{k: float(d[k][i, j]) for k in extra})
     return g
