@@ -309,7 +309,7 @@ def fmt(v, digits=2):
     return "–" if v is None or not np.isfinite(v) else f"{v:.{digits}f}"
 
 
-def cell(case: str, r: dict | None) -> str:
+def cell(case: str, r: dict | None, tool: str = "") -> str:
     if r is None:
         return "–"
     if "status" in r:  # shortened: "timeout after 600 s", "not run: estimated over 1875 s ..."
@@ -330,7 +330,7 @@ def cell(case: str, r: dict | None) -> str:
         c += f", {r['undetermined']} undetermined"
     if r.get("pc_alpha") is not None:
         c += f" [pc_alpha {r['pc_alpha']:g}]"
-    if r.get("test", "parcorr") == "parcorr" and "pc_alpha" in r and "tau_max" not in r:
+    if tool == "pcmci" and "tau_max" not in r:  # the runs before issue 41
         c += " [tau_max 3]"
     return c
 
@@ -343,7 +343,7 @@ def table(doc: dict) -> str:
     lines = [head, "|" + "---|" * (len(doc["tools"]) + 2)]
     for case in doc["cases"]:
         res = doc["results"].get(case, {})
-        cells = [cell(case, res.get(t)) for t in doc["tools"]]
+        cells = [cell(case, res.get(t), t) for t in doc["tools"]]
         true = next((r["true_links"] for r in res.values() if "true_links" in r), "–")
         lines.append(f"| {case} | {true} | " + " | ".join(cells) + " |")
     s = doc.get("scale")
