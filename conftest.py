@@ -16,6 +16,11 @@ ONE_WORKER = ("tests/test_neighbors.py", "tests/test_exit.py")
 # cache) with few of xedm's kernels, which meanwhile the other worker compiles and caches for
 # the later tests here (simplex, S-map, CCM, xmap with every method)
 ONE_WORKER_FIRST = "tests/test_neighbors.py::test_approximate_honour_exclusions"
+# Test modules whose tests form a unit of their own (one worker, in their order): several of
+# their tests need the same kernels that the install does not compile ahead (the FAN kernels
+# of rqa(neighbors_per_state=...): about 14 s), which two workers running them at once would
+# each compile.
+UNIT_MODULES = ("tests/test_rqa_times.py",)
 
 
 def _one_worker_rank(item):
@@ -38,7 +43,8 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """`pytest -n N` (xdist's "load"): the same test-by-test load balancing, except that the
-    tests of the ONE_WORKER modules form one unit of work, sent to one worker.  (xdist's own
+    tests of the ONE_WORKER modules form one unit of work, sent to one worker, and those of each
+    UNIT_MODULES module another.  (xdist's own
     ``--dist loadgroup`` relies on renaming test ids, which pytest 9 no longer allows.)"""
     if config.getvalue("dist") != "load":
         return None
@@ -50,6 +56,8 @@ def pytest_xdist_make_scheduler(config, log):
     class OneWorkerModules(LoadScopeScheduling):
         def _split_scope(self, nodeid):
             module = nodeid.split("::", 1)[0]
-            return "one-worker" if module in ONE_WORKER else nodeid
+            if module in ONE_WORKER:
+                return "one-worker"
+            return module if module in UNIT_MODULES else nodeid
 
     return OneWorkerModules(config, log)
