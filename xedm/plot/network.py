@@ -163,7 +163,7 @@ def network(
     ax : matplotlib Axes, optional
     layout : {"grouped", "circular", "spring"} or dict
         Node positions: ``"grouped"`` (default) a circle with the series joined by links
-        side by side (:func:`groups`), a gap between groups; ``"circular"`` the result's
+        side by side (``groups`` below), a gap between groups; ``"circular"`` the result's
         order; ``"spring"`` a force-directed layout (needs networkx); or label -> (x, y).
         On a circle the names stand outside it, turned along the radius beyond 8 series,
         sized to stay apart and cut (``…``) to fit.
