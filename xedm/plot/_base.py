@@ -414,18 +414,20 @@ def fit_texts(fig, passes: int = 2):
         if not changed:
             break
     fig.draw_without_rendering()  # the layout of the fitted texts (warns if it fails)
-    _keep_inside(fig)
+    _keep_inside(fig, drawn=True)
     return fig
 
 
-def _keep_inside(fig) -> None:
+def _keep_inside(fig, drawn: bool = False) -> None:
     """Narrow the area the layout engine fills where a tick label sticks out of the figure
-    (constrained layout leaves room for the height of x tick labels, not their width)."""
+    (constrained layout leaves room for the height of x tick labels, not their width).
+    ``drawn``: the figure's layout is current (the first pass needs no new one)."""
     engine = fig.get_layout_engine()
     if engine is None or not hasattr(engine, "set") or "rect" not in engine.get():
         return
-    for _ in range(3):
-        fig.draw_without_rendering()  # a second layout can move the axes a little more
+    for k in range(3):
+        if k or not drawn:
+            fig.draw_without_rendering()  # a second layout can move the axes a little more
         r = renderer(fig)
         boxes = [b for b in (ax.get_tightbbox(r) for ax in fig.axes if ax.get_visible())
                  if b is not None]
