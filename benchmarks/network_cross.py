@@ -33,7 +33,8 @@ from xedm.stats.surrogates import make_surrogates
 
 def _stub(X, E, **kw):
     N = len(X)
-    return np.ones((N, N)), np.zeros((N, N)), np.zeros((N, N), bool), np.zeros(N, np.int64)
+    return (np.ones((N, N)), np.zeros((N, N)), np.zeros((N, N), bool), np.zeros(N, np.int64),
+            np.zeros((N, N), np.int64))
 
 
 def _stub_kernels():

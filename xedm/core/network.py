@@ -251,7 +251,7 @@ def undecided(X, E, link, unoriented, *, max_lag=1) -> dict:
 
 
 def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, min_partial,
-            backend, method="exact", conditioning="predictive", max_lag=1, options=None,
+            backend, method="exact", conditioning="predictive", max_lag=1,
             progress: Callable = iter) -> dict:
     """The whole pipeline of :func:`xedm.causal_network` on finite X (N, T).
 
@@ -326,7 +326,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         # large network the MAX_CANDIDATES with the highest skill
         gp, gain, chosen, n_drivers, dl = predictive_tests(
             X, E, excl=excl, backend=backend, pool=screen(rho), max_lag=max_lag,
-            progress=progress, **(options or {}))
+            progress=progress)
         gq = bh_qvalues(gp, chosen)
         passed = chosen & (gq <= alpha) & (gain > 0)
         # a synchronous pair keeps the direction the predictive test gives it; passed both

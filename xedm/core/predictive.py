@@ -99,11 +99,11 @@ def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
     to [0, 0.99]; ties ranked by position), and the gain: the relative change of the mean
-    squared error over the times where both errors are finite (NaN where there is none).  NaN errors
-    count as no improvement (p = 1).  The gain is bounded: (mse0 - mse1) / max(mse0, mse1), in
-[-1, 1]: the share of the error removed where positive (1 - mse1 / mse0), minus the share of
-the new error that was added where negative (a model that fails badly gives -1, never
--31,000)."""
+    squared error over the times where both errors are finite (NaN where there is none).
+    NaN errors count as no improvement (p = 1).  The gain is bounded: (mse0 - mse1) /
+    max(mse0, mse1), in [-1, 1]: the share of the error removed where positive (1 - mse1 /
+    mse0), minus the share of the new error that was added where negative (a model that
+    fails badly gives -1, never -31,000)."""
     e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     m, n = e1.shape
@@ -204,13 +204,12 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
     whose best delay has the smallest p); ``max_lag``: each driver j is a candidate at the
-    delays k = 1..max_lag (its value
-    z_j(t + 1 - k) in the prediction of z_i(t + 1)), max_lag candidates; once one is
-    selected, j's other delays leave (a round costs max_lag times what it costs without
-    delays; keeping only each driver's best delay after the first round lost the right
-    delay on 4 links in 10 of the delayed benchmark).  Every series advances one round at
-    a time (its models of a round in one batch with the other series': ``backend`` "cpu"
-    or "gpu" runs the kernels).
+    delays k = 1..max_lag (its value z_j(t + 1 - k) in the prediction of z_i(t + 1)),
+    max_lag candidates; once one is selected, j's other delays leave (a round costs max_lag
+    times what it costs without delays; keeping only each driver's best delay after the
+    first round lost the right delay on 4 links in 10 of the delayed benchmark).  Every
+    series advances one round at a time (its models of a round in one batch with the other
+    series': ``backend`` "cpu" or "gpu" runs the kernels).
     After the selection each selected driver is retested given the other selected terms, and
     each other driver of the pool is tested added to the final model (at the delay of its
     best test so far): so every pair's ``p`` and ``gain`` answer one question, what j adds to
@@ -240,21 +239,6 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         N, dtype=bool)
     extra, width = (int(v) for v in neighborhood)
     st = get_kernel("conditional_state", backend)(Z, t0, n, ex, width)
-    st.extra = extra
-    _select(st, np.arange(N), E, allowed, (p, gain, lag, selected), weight=weight,
-            theta=theta, alpha_drop=alpha_drop, max_drivers=max_drivers,
-            max_candidates=max_candidates, max_lag=max_lag, backend=backend,
-            progress=progress)
-    return p, gain, selected, selected.sum(axis=1), lag
-
-
-def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drivers,
-            max_candidates, max_lag, backend, progress):
-    """The forward selection, the final tests and the retests of ``series`` (one
-    neighbourhood, ``st``), written into the rows of ``out`` = (p, gain, lag, selected)."""
-    p, gain, lag, selected = out
-    N, T = st.N, int(st.Z.shape[1])
-    n = st.n
     per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
     chosen = np.full((N, int(max_drivers) + int(E.max(initial=1))), -1, np.int64)
     delays = np.arange(max_lag, dtype=np.int64)
@@ -262,14 +246,13 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
     def codes_of(js):  # driver j at delay l + 1: the code j T + l
         return (np.asarray(js, np.int64)[:, None] * T + delays).ravel()
 
-    series = np.asarray(series, np.int64).tolist()
     live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
-        allowed[i]))]) for i in series}
+        allowed[i]))]) for i in range(N)}
     # every series' own model first: its errors e0
-    active = [i for i in series if n[i] > 0]
+    active = [i for i in range(N) if n[i] > 0]
     tested = list(active)
     for part in _parts(active, lambda i: 1, per_batch):
-        b = _Batch(st.extra)
+        b = _Batch(extra)
         rows = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), rows)
     active = [i for i in active if len(live[i]) and max_drivers > 0]
@@ -281,7 +264,8 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
         next(rounds, None)
         nxt = []
         for part in _parts(active, lambda i: len(live[i]), per_batch):
-            A, codes, seg, st0 = _round(st, part, live, chosen, mask, r, weight, theta)
+            A, codes, seg, st0 = _round(st, part, live, chosen, mask, r, extra, weight,
+                                        theta)
             sp = np.asarray(part, np.int64)
             ser = sp[seg]
             pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
@@ -317,19 +301,16 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
             chosen[won, r] = c
             n_drv[won] += c >= 0
             mask[won] |= np.where(c < 0, np.left_shift(1, np.maximum(-c - 2, 0)), 0)
-            for si, i, ci in zip(seg[best].tolist(), won.tolist(), c.tolist(), strict=True):
+            for si, i in zip(seg[best].tolist(), won.tolist(), strict=True):
                 o = int(st0[si])
-                li = live[i][keep[o:o + len(live[i])]]
-                if ci >= 0:  # the driver's other delays leave with it
-                    li = li[(li < 0) | (li // T != ci // T)]
-                live[i] = li
-                if len(li) and n_drv[i] < max_drivers:
+                live[i] = live[i][keep[o:o + len(live[i])]]
+                if len(live[i]) and n_drv[i] < max_drivers:
                     nxt.append(i)
             st.keep(won, A, best)
         active = nxt
         r += 1
-    terms = {i: chosen[i][chosen[i] != -1].tolist() for i in series}
-    for i in series:
+    terms = [chosen[i][chosen[i] != -1].tolist() for i in range(N)]
+    for i in range(N):
         selected[i, [c // T for c in terms[i] if c >= 0]] = True
     # every other driver of the pool added to the final model (e0: its errors), at the delay
     # of its best test so far
@@ -340,14 +321,14 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
     for nt in sorted({len(terms[i]) for i in tested}):
         group = [i for i in tested if len(terms[i]) == nt and len(final[i])]
         for part in _parts(group, lambda i: len(final[i]), per_batch):
-            A, codes, seg, _ = _round(st, part, final, chosen, mask, nt, weight, theta)
+            A, codes, seg, _ = _round(st, part, final, chosen, mask, nt, extra, weight, theta)
             ser = np.asarray(part, np.int64)[seg]
             pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
             _record(p, gain, lag, ser, codes, pc, gc, T)
     # every selected driver given all the other terms
-    todo = [i for i in series if n_drv[i]]
+    todo = [i for i in range(N) if n_drv[i]]
     for part in _parts(todo, lambda i: 2 * int(n_drv[i]), per_batch):
-        b = _Batch(st.extra)
+        b = _Batch(extra)
         pairs = []
         for i in part:
             for c in terms[i]:
@@ -360,9 +341,10 @@ def _select(st, series, E, allowed, out, *, weight, theta, alpha_drop, max_drive
         jj, ll = np.divmod(cc, T)
         p[ii, jj], gain[ii, jj] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
         lag[ii, jj] = ll + 1
+    return p, gain, selected, selected.sum(axis=1), lag
 
 
-def _round(st, part, live, chosen, mask, r, weight, theta):
+def _round(st, part, live, chosen, mask, r, extra, weight, theta):
     """One round's models of the series ``part`` (each: its r chosen terms plus one live
     candidate at a time) in one launch: (errors (rows, nmax) on the device, the candidate
     code of each row, its index into part, each series' first row).  Rows follow the
@@ -390,7 +372,7 @@ def _round(st, part, live, chosen, mask, r, weight, theta):
     gser = sp[gs]
     pool = st.pools(gser, gm)
     A = st.errors(gser, np.stack([gs * d0, gs * d0 + d0], axis=1), base.ravel(), pool,
-                  np.full(len(gs), n_neighbors(d0 + 1, st.extra), np.int64),
+                  np.full(len(gs), n_neighbors(d0 + 1, extra), np.int64),
                   np.stack([g0, g1], axis=1),
                   codes, weight, theta)
     return A, codes, seg, st0

@@ -47,9 +47,6 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "own values (partial cross mapping)")
 
 
-_OPTIONS: dict = {}  # experiments only
-
-
 def _fraction(name: str, value, example: str, *, low_open: bool) -> float:
     """A real number in (0, 1) (``low_open``) or [0, 1), else a TypeError / ValueError
     naming the parameter."""
@@ -278,7 +275,6 @@ def causal_network(
                       excl=excl, S=S, p_method=p_method, alpha=alpha,
                       min_partial=min_partial, backend=backend, method=search,
                       conditioning=conditioning, max_lag=max_lag,
-                      options=_OPTIONS.get("predictive"),
                       progress=progress_bar(progress, "causal_network", N))
     ds = _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
