@@ -237,6 +237,15 @@ def test_csv_columns_are_the_series_of_rqa(table, tmp_path, capsys, out):
     with xr.open_dataset(tmp_path / "y.nc") as got:
         assert "series" not in got.dims
         np.testing.assert_allclose(got.DET.values, want.DET.sel(series="y").values)
+    # a table of one column is that series alone (no series dim), as before
+    one = tmp_path / "one.csv"
+    pd.read_csv(table)[["Time", "x"]].to_csv(one, index=False)
+    code, _, err = run(["rqa", one, "--E", "2", "--eps", "0.2", "-q", "--out",
+                        tmp_path / "one.nc"], capsys)
+    assert code == 0, err
+    with xr.open_dataset(tmp_path / "one.nc") as got:
+        assert "series" not in got.dims
+        np.testing.assert_allclose(got.DET.values, want.DET.sel(series="x").values)
 
 
 def test_target_alone_is_predicted_from_its_own_lags(table, tmp_path, capsys):

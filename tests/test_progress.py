@@ -260,3 +260,22 @@ def test_xmap_over_many_series_logs(log, capsys):
     lines = log_lines(capsys.readouterr().err)
     assert lines and all(line.startswith("xmap: ") for line in lines)
     assert lines[-1].split(",")[0].endswith(("/6 series (100%)", "(100%)"))
+
+
+def test_a_jupyter_kernel_gets_bars(monkeypatch):
+    """Jupyter's stderr is no terminal but draws tqdm's widgets (Colab's shell subclasses it)."""
+    import sys
+    import types
+
+    class ZMQInteractiveShell:
+        pass
+
+    class Shell(ZMQInteractiveShell):
+        pass
+
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: Shell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert progress_mod.interactive()
+    fake.get_ipython = lambda: None  # IPython imported, no kernel
+    assert not progress_mod.interactive()

@@ -33,7 +33,8 @@ def interactive() -> bool:
         pass
     ipython = sys.modules.get("IPython")  # only when already imported: never import it here
     shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
-    return type(shell).__name__ == "ZMQInteractiveShell"
+    # Jupyter's kernel and its subclasses (Colab's, VS Code's)
+    return any(c.__name__ == "ZMQInteractiveShell" for c in type(shell).__mro__)
 
 
 def bar(iterable=None, *, desc: str = "", total: float | None = None, unit: str = "it",

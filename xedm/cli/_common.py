@@ -304,11 +304,14 @@ def open_input(path: str, lazy: bool = False) -> xr.Dataset:
                        "column per series)") from err
 
 
-def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None) -> xr.DataArray:
+def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None,
+             stack_one: bool = True) -> xr.DataArray:
     """The variable ``--var`` (or the only one); of a CSV table without ``--var``, every
-    column as one series along ``series_dim``."""
+    column as one series along ``series_dim`` (a table of one column too, unless not
+    ``stack_one``: then that column alone)."""
     names = sorted(map(str, ds.data_vars))
-    if var is None and series_dim is not None and "time_column" in ds.attrs:
+    if (var is None and series_dim is not None and "time_column" in ds.attrs
+            and (stack_one or len(names) > 1)):
         cols = list(map(str, ds.data_vars))
         da = ds[cols].to_dataarray(dim=series_dim).transpose(series_dim, "time")
         return da.rename(os.path.splitext(os.path.basename(ds.attrs.get("source", "table")))[0])
@@ -404,7 +407,8 @@ def add_input(sp) -> None:
     """The input file and ``--var``."""
     sp.add_argument("file", help="NetCDF file, Zarr store or CSV table (a time column, one "
                     "column per series)")
-    sp.add_argument("--var", help="variable to analyse (default: the only one)")
+    sp.add_argument("--var", help="variable to analyse (default: the only one; of a CSV "
+                    "table, every column as one series)")
 
 
 def add_batch(sp, what: str) -> None:

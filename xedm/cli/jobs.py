@@ -123,13 +123,14 @@ def workers(client, args) -> int:
 
 # ----------------------------------------------------------------------------- the input
 @contextlib.contextmanager
-def open_lazy(path: str, var: str | None, dims: dict, series_dim: str | None = None):
+def open_lazy(path: str, var: str | None, dims: dict, series_dim: str | None = None,
+              stack_one: bool = True):
     """One variable of a NetCDF file or Zarr store as a dask-backed DataArray, or a CSV
     table's columns as the series along ``series_dim`` (:func:`~xedm.cli._common.variable`);
     a dim of ``dims``, ``{option: dim}``, that it lacks is a clear error; the file is closed
     on leaving."""
     with open_input(path, lazy=True) as ds:
-        da = variable(ds, var, series_dim=series_dim)
+        da = variable(ds, var, series_dim=series_dim, stack_one=stack_one)
         for opt, d in dims.items():
             if d not in da.dims:
                 raise CLIError(f"{opt} {d!r} is not a dim of {da.name!r} (dims: "

@@ -30,7 +30,9 @@ from ._common import (
 from ._outputs import write_netcdf
 from .jobs import Job, open_lazy, positive_ints, workers
 
-TABLE_SERIES = "series"  # the dim of a CSV table's columns, when --var does not pick one
+# the dim of a CSV table's columns, when --var does not pick one (a table of one column is
+# that series alone, as before)
+TABLE_SERIES = "series"
 
 
 def add_parser(sub) -> None:
@@ -55,7 +57,8 @@ def add_parser(sub) -> None:
     r.add_argument("--metric", choices=["euclidean", "maximum", "manhattan"], default=None)
     r.add_argument("--out", type=data_path, default="rqa.nc",
                    help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
-                   "block that resumes when run again (default rqa.nc)")
+                   "block that resumes when run again (default rqa.nc); an existing NetCDF "
+                   "file is replaced only with --overwrite")
     add_common(r, batch=True)
     add_batch(r, "series")
     r.set_defaults(func=command)
@@ -81,7 +84,8 @@ def command(args) -> int:
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args, rqa, user)
     with open_input(args.file) as ds:
-        return _in_memory(args, rqa, user, variable(ds, args.var, series_dim=TABLE_SERIES))
+        return _in_memory(args, rqa, user, variable(ds, args.var, series_dim=TABLE_SERIES,
+                                                      stack_one=False))
 
 
 def _in_memory(args, rqa, user: dict, da) -> int:
@@ -99,7 +103,8 @@ def _in_memory(args, rqa, user: dict, da) -> int:
 def batch(args, rqa, user: dict) -> int:
     """``xedm rqa INPUT ... --out OUT.zarr``: RQA of every series, block by block."""
     tdim = args.dim or "time"
-    with open_lazy(args.file, args.var, {"--time-dim": tdim}, series_dim=TABLE_SERIES) as da:
+    with open_lazy(args.file, args.var, {"--time-dim": tdim}, series_dim=TABLE_SERIES,
+                   stack_one=False) as da:
         return _batch(args, rqa, user, da, tdim)
 
 

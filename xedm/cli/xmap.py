@@ -67,7 +67,8 @@ def add_parser(sub) -> None:
     add_surrogates(x, "p_value and q_value")
     x.add_argument("--out", type=data_path, default="xmap.nc",
                    help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
-                   "block that resumes when run again (default xmap.nc)")
+                   "block that resumes when run again (default xmap.nc); an existing NetCDF "
+                   "file is replaced only with --overwrite")
     add_common(x, batch=True)
     add_batch(x, "library series")
     add_neighbours(x)
