@@ -92,7 +92,7 @@ def test_xmap_seasonal_and_block_surrogates_take_their_parameters(table, tmp_pat
     path, ds = table
     out = tmp_path / "map.nc"
     base = ["xmap", path, "--dim", "series", "--E", "2", "--surrogates", "9", "--seed", "1",
-            "--out", out, "-q"]
+            "--out", out, "-q", "--overwrite"]  # each run below replaces map.nc
     code, _, err = run([*base, "--surrogate-method", "seasonal"], capsys)
     assert code == 2 and "needs --period" in err and not out.exists()
     code, _, err = run([*base, "--surrogate-method", "seasonal", "--period", "12"], capsys)

@@ -1,4 +1,5 @@
-"""Progress bars: one bar per long call, advancing in real steps, off with set_options."""
+"""Progress bars: one bar per long call, advancing in real steps, off with set_options; on a
+terminal only: elsewhere (stderr captured or redirected) a plain line a minute."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import tqdm.auto
 import xarray as xr
 
 import xedm
+import xedm._progress as progress_mod
 import xedm.labeled.edm as edm
 import xedm.recurrence.recurrence as rec
 
@@ -35,8 +37,10 @@ class Recorder:
 
 @pytest.fixture
 def bars(monkeypatch):
+    """tqdm replaced by a Recorder, on a terminal (as if stderr were one)."""
     Recorder.bars = []
     monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    monkeypatch.setattr(progress_mod, "interactive", lambda: True)
     return Recorder.bars
 
 
@@ -141,3 +145,137 @@ def test_one_long_series_advances_over_prediction_rows(bars, monkeypatch, func, 
     got = getattr(x.edm, func)(**kw)
     xr.testing.assert_identical(got, want)
     assert len(bars) == 1 and bars[0].total == 7 and bars[0].steps == [1] * 7
+
+
+# ----------------------------------------------------------------------------- not a terminal
+class Clock:
+    """A clock that moves ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float):
+        self.t, self.step = 0.0, step
+
+    def __call__(self):
+        self.t += self.step
+        return self.t
+
+
+def log_lines(err: str) -> list[str]:
+    assert "\r" not in err and "\x1b" not in err  # no bar redrawn in the log
+    return [line for line in err.splitlines() if line.strip()]
+
+
+def elapsed(line: str) -> int:
+    import re
+
+    m = re.search(r", (?:(\d+)h)?(\d+)m(\d+)?s? elapsed$", line)
+    assert m, line
+    h, mnt, s = (int(v or 0) for v in m.groups())
+    return 3600 * h + 60 * mnt + s
+
+
+@pytest.fixture
+def log(monkeypatch):
+    """Records any tqdm bar made; stderr is captured (not a terminal); the clock moves 25 s
+    per reading, so each minute passes within a few steps."""
+    Recorder.bars = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    clock = Clock(25.0)
+    monkeypatch.setattr(progress_mod, "clock", clock)
+    return clock
+
+
+def test_not_a_terminal_means_no_bar(capsys):
+    assert not progress_mod.interactive()  # pytest captures stderr
+    assert isinstance(progress_mod.bar(range(3), desc="x"), progress_mod.LogProgress)
+
+
+def test_a_terminal_gets_tqdm(monkeypatch, capsys):
+    class TTY:
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            pass
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stderr", TTY())
+    assert progress_mod.interactive()
+    Recorder.bars = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    progress_mod.bar(desc="x", total=3).update(1)
+    assert [b.desc for b in Recorder.bars] == ["x"]
+
+
+def test_log_lines_at_most_one_a_minute(monkeypatch, capsys):
+    clock = Clock(7.0)
+    monkeypatch.setattr(progress_mod, "clock", clock)
+    bar = progress_mod.bar(desc="xmap", total=1000, unit="series")
+    for _ in range(100):
+        bar.update(10)
+    bar.close()
+    lines = log_lines(capsys.readouterr().err)
+    # 100 updates of 7 s each: 700 s, so 11 lines, the first at 63 s
+    assert len(lines) == 11
+    assert lines[0] == "xmap: 90/1000 series (9%), 1m03s elapsed"
+    times = [elapsed(line) for line in lines]
+    assert (np.diff(times) >= 60).all()
+
+
+def test_log_short_work_writes_nothing(capsys):
+    with progress_mod.bar(range(5), desc="quick") as bar:
+        assert list(bar) == [0, 1, 2, 3, 4]
+    assert capsys.readouterr().err == ""
+
+
+def test_api_call_logs_lines_not_bars(log, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "PROGRESS_MIN_CELLS", 0)
+    x = xedm.datasets.logistic_map(700)
+    x.edm.rqa(E=2, eps=0.05, tile=1)
+    assert Recorder.bars == []  # no tqdm bar where stderr is not a terminal
+    lines = log_lines(capsys.readouterr().err)
+    assert lines and all(line.startswith("rqa: ") and " cell (" in line for line in lines)
+    times = [elapsed(line) for line in lines]
+    assert times[0] >= 60 and (np.diff(times) >= 60).all()
+
+
+@pytest.mark.parametrize("off", ["call", "option"])
+def test_log_off_with_progress_false(log, monkeypatch, capsys, off):
+    monkeypatch.setattr(rec, "PROGRESS_MIN_CELLS", 0)
+    x = xedm.datasets.logistic_map(700)
+    if off == "call":
+        x.edm.rqa(E=2, eps=0.05, tile=1, progress=False)
+    else:
+        with xedm.set_options(progress=False):
+            x.edm.rqa(E=2, eps=0.05, tile=1)
+    assert Recorder.bars == [] and capsys.readouterr().err == ""
+
+
+def test_xmap_over_many_series_logs(log, capsys):
+    log.step = 61.0  # a minute passes at every step: one line per step
+    ds = xedm.datasets.many_series(6, 150, seed=0)
+    ds.x.edm.xmap(series_dim="series", E=2)
+    assert Recorder.bars == []
+    lines = log_lines(capsys.readouterr().err)
+    assert lines and all(line.startswith("xmap: ") for line in lines)
+    assert lines[-1].split(",")[0].endswith(("/6 series (100%)", "(100%)"))
+
+
+def test_a_jupyter_kernel_gets_bars(monkeypatch):
+    """Jupyter's stderr is no terminal but draws tqdm's widgets (Colab's shell subclasses it)."""
+    import sys
+    import types
+
+    class ZMQInteractiveShell:
+        pass
+
+    class Shell(ZMQInteractiveShell):
+        pass
+
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: Shell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert progress_mod.interactive()
+    fake.get_ipython = lambda: None  # IPython imported, no kernel
+    assert not progress_mod.interactive()

@@ -167,9 +167,10 @@ def warmup(backend: str = "gpu", *, E_max: int = 10, E=None, knn: int | None = N
     t_all = time.perf_counter()
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from . import _progress
 
-        bar = tqdm(total=len(tasks), desc=f"warmup {backend}", unit="step")
+        bar = _progress.bar(total=len(tasks), desc=f"warmup {backend}", unit="step",
+                            leave=True)
     for name, task in tasks:
         if bar is not None:
             bar.set_postfix_str(name)

@@ -6,13 +6,17 @@ labeled summary and writes a PNG.  The other commands read a NetCDF file, Zarr s
 table (a header row, a time column and one column per series, as pyEDM's), run the analysis
 and write the result as NetCDF; ``xedm xmap`` and ``xedm rqa`` run as a resumable batch job on
 Dask (:mod:`xedm.cli.jobs`) when ``--out`` ends in ``.zarr``.  An ``--out`` that is, contains
-or lies inside the input is refused before any work.  ``xedm COMMAND --help`` shows examples.
+or lies inside the input is refused before any work, and so is an existing output unless
+``--overwrite`` is given (a ``.zarr`` batch job with the same parameters and input resumes
+instead); an ``--out`` that is a symbolic link is written through, to the file it points to
+(:mod:`xedm.cli._outputs`).  Progress is a bar on a terminal and a plain line a minute in
+logs (:mod:`xedm._progress`).  ``xedm COMMAND --help`` shows examples.
 
 The package: this module parses the arguments and runs a command; one module per command
 (``xedm.cli.demo``, ``xedm.cli.edm`` for simplex, smap and embed-dimension, ``xedm.cli.ccm``,
 ``xedm.cli.xmap``, ``xedm.cli.rqa``), the batch jobs
-(:mod:`~xedm.cli.jobs`) and what they share (``xedm.cli._common``), imported in that order
-only.
+(:mod:`~xedm.cli.jobs`), the outputs (``xedm.cli._outputs``) and what they share
+(``xedm.cli._common``), imported in that order only.
 
 Examples
 --------
@@ -30,7 +34,8 @@ import warnings
 from collections.abc import Sequence
 
 from . import ccm, demo, edm, rqa, warmup, xmap
-from ._common import CLIError, check_apart, check_output, one_line
+from ._common import CLIError, one_line
+from ._outputs import check_apart, check_output
 
 __all__ = ["main"]
 
@@ -111,9 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = show
             if getattr(args, "out", None) is not None:
-                check_output(args.out, data=args.command != "demo")
-                if getattr(args, "file", None) is not None:
+                if getattr(args, "file", None) is not None:  # first: the gravest refusal
                     check_apart(args.file, args.out)
+                check_output(args.out, data=args.command != "demo",
+                             overwrite=getattr(args, "overwrite", False))
             return args.func(args)
     except CLIError as err:
         print(f"xedm: error: {one_line(err)}", file=sys.stderr)

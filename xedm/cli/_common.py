@@ -1,8 +1,8 @@
-"""What the commands of ``xedm`` share: the one-line error, argument types, the output checks
-(a known suffix, a writable place, never the input), reading the input, calling xedm with the
-user's options, writing NetCDF atomically and the Dask scheduler of ``--scheduler`` /
-``--workers``.  Every module of :mod:`xedm.cli` imports from here; this module imports none
-of them.
+"""What the commands of ``xedm`` share: the one-line error, argument types, reading the input,
+calling xedm with the user's options, the Dask scheduler of ``--scheduler`` / ``--workers``
+and the shared options.  The outputs (their checks and atomic writes) are
+:mod:`xedm.cli._outputs`.  Every module of :mod:`xedm.cli` imports from here; this module
+imports none of them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import inspect
 import os
 import warnings
 
-import numpy as np
 import xarray as xr
 
 
@@ -141,6 +140,16 @@ def figure_path(text: str) -> str:
     return text
 
 
+def netcdf_path(text: str) -> str:
+    """An argparse type: a NetCDF output (the commands that write in memory)."""
+    if suffix(text) not in DATA_SUFFIXES[:-1]:
+        raise argparse.ArgumentTypeError(
+            f"the output must be NetCDF ({', '.join(DATA_SUFFIXES[:-1])}), got {text!r}"
+            + ("; .zarr outputs are the batch jobs of xedm xmap and xedm rqa"
+               if suffix(text) == ".zarr" else ""))
+    return text
+
+
 def data_path(text: str) -> str:
     """An argparse type: a NetCDF or Zarr output."""
     if suffix(text) not in DATA_SUFFIXES:
@@ -149,46 +158,6 @@ def data_path(text: str) -> str:
             f"got {text!r}"
         )
     return text
-
-
-# ----------------------------------------------------------------------------- output checks
-def check_output(path: str, data: bool) -> None:
-    """Before any work: the output has a known suffix and can be created where it is asked."""
-    if data:
-        try:
-            data_path(path)
-        except argparse.ArgumentTypeError as err:
-            raise CLIError(f"--out: {err}") from None
-    target = path.rstrip("/") or path
-    parent = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(parent):
-        raise CLIError(f"--out {path}: the directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise CLIError(f"--out {path}: the directory {parent} is not writable")
-    if os.path.isdir(target) and suffix(target) != ".zarr":
-        raise CLIError(f"--out {path} is a directory; give a file name")
-    if os.path.exists(target) and not os.access(target, os.W_OK):
-        raise CLIError(f"--out {path} exists and is not writable")
-
-
-def check_apart(source: str, out: str) -> None:
-    """Refuse an output that is, contains or lies inside the input (symbolic links resolved,
-    hard links compared), before anything is read or written."""
-    src, dst = os.path.realpath(source), os.path.realpath(out)
-    same = src == dst
-    if not same and os.path.exists(source) and os.path.exists(out):
-        with contextlib.suppress(OSError):
-            same = os.path.samefile(source, out)
-    if same:
-        why = "is the input"
-    elif dst.startswith(src.rstrip(os.sep) + os.sep):
-        why = "lies inside the input"
-    elif src.startswith(dst.rstrip(os.sep) + os.sep):
-        why = "contains the input"
-    else:
-        return
-    raise CLIError(f"--out {out} {why} {source}; writing it would destroy the input: choose an "
-                   "--out outside the input")
 
 
 # ----------------------------------------------------------------------------- calling xedm
@@ -335,11 +304,14 @@ def open_input(path: str, lazy: bool = False) -> xr.Dataset:
                        "column per series)") from err
 
 
-def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None) -> xr.DataArray:
+def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None,
+             stack_one: bool = True) -> xr.DataArray:
     """The variable ``--var`` (or the only one); of a CSV table without ``--var``, every
-    column as one series along ``series_dim``."""
+    column as one series along ``series_dim`` (a table of one column too, unless not
+    ``stack_one``: then that column alone)."""
     names = sorted(map(str, ds.data_vars))
-    if var is None and series_dim is not None and "time_column" in ds.attrs:
+    if (var is None and series_dim is not None and "time_column" in ds.attrs
+            and (stack_one or len(names) > 1)):
         cols = list(map(str, ds.data_vars))
         da = ds[cols].to_dataarray(dim=series_dim).transpose(series_dim, "time")
         return da.rename(os.path.splitext(os.path.basename(ds.attrs.get("source", "table")))[0])
@@ -350,44 +322,6 @@ def variable(ds: xr.Dataset, var: str | None, series_dim: str | None = None) -> 
     if var not in ds.data_vars:
         raise CLIError(f"variable {var!r} not in the file; it has {names}")
     return ds[var]
-
-
-def netcdf_safe(obj: xr.Dataset) -> xr.Dataset:
-    """NetCDF attributes hold only str, numbers and lists of them."""
-
-    def clean(attrs: dict) -> dict:
-        out = {}
-        for k, v in attrs.items():
-            if isinstance(v, (bool, np.bool_)):
-                v = int(v)
-            elif v is None or isinstance(v, (dict, tuple, set)):
-                v = str(v)
-            out[k] = v
-        return out
-
-    obj = obj.copy()
-    obj.attrs = clean(obj.attrs)
-    for name in obj.variables:
-        obj[name].attrs = clean(obj[name].attrs)
-    return obj
-
-
-def write_netcdf(result: xr.Dataset | xr.DataArray, out: str) -> None:
-    """``result`` into the NetCDF file ``out``, atomically: written beside it under a temporary
-    name, then renamed; a failure leaves ``out`` as it was."""
-    if isinstance(result, xr.DataArray):
-        result = result.to_dataset(name=result.name or "result")
-    result = netcdf_safe(result)
-    check_output(out, data=True)
-    head, tail = os.path.split(os.path.abspath(out))
-    tmp = os.path.join(head, f".{tail}.xedm-tmp-{os.getpid()}{suffix(out)}")
-    try:
-        result.to_netcdf(tmp)
-        os.replace(tmp, out)
-    except Exception as err:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise CLIError(f"cannot write {out}: {err}", status=1) from err
 
 
 # ----------------------------------------------------------------------------- scheduler
@@ -452,18 +386,29 @@ def run_scheduler(args):
 
 
 # ----------------------------------------------------------------------------- shared options
-def add_common(sp) -> None:
-    """``--backend`` and ``--quiet``, which every command takes."""
+def add_common(sp, batch: bool = False) -> None:
+    """``--backend``, ``--quiet`` and ``--overwrite``, which every command with ``--out``
+    takes (``batch``: the command also runs ``.zarr`` batch jobs)."""
     sp.add_argument("--backend", choices=["auto", "cpu", "gpu"], default=None,
                     help="where kernels run (default: xedm's option, 'auto')")
-    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    sp.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress (shown as a bar on a terminal, else as a line a minute "
+                    "on stderr once the work outlasts a minute)")
+    sp.add_argument("--overwrite", action="store_true",
+                    help="replace an existing --out (without it an existing output is "
+                    "refused before any work); an --out that is a symbolic link is written "
+                    "through, to the file it points to, and stays a link"
+                    + (". With a .zarr --out: start the batch job over, as --restart (a job "
+                       "with the same parameters and input resumes without it)" if batch
+                       else ""))
 
 
 def add_input(sp) -> None:
     """The input file and ``--var``."""
     sp.add_argument("file", help="NetCDF file, Zarr store or CSV table (a time column, one "
                     "column per series)")
-    sp.add_argument("--var", help="variable to analyse (default: the only one)")
+    sp.add_argument("--var", help="variable to analyse (default: the only one; of a CSV "
+                    "table, every column as one series)")
 
 
 def add_batch(sp, what: str) -> None:

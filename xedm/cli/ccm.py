@@ -20,8 +20,8 @@ from ._common import (
     spelling,
     surrogate_options,
     variable,
-    write_netcdf,
 )
+from ._outputs import write_netcdf
 from .edm import add_out
 
 
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
                    "column, one column per series)")
     c.add_argument("--columns", type=lambda t: [v.strip() for v in t.split(",") if v.strip()],
                    default=None, help="the variables (columns) cross-mapped, comma-separated "
-                   "(default: every one)")
+                   "(default: every variable over the time dim alone: a CSV's every column)")
     c.add_argument("--var", help="one variable whose --series-dim indexes the series")
     c.add_argument("--series-dim", dest="series_dim", default=None,
                    help="the dim of --var that indexes the series")
@@ -90,13 +90,17 @@ def command(args) -> int:
             user[spelling(ccm, "series_dim", "dim")] = args.series_dim
         else:
             data = ds
-            user["columns"] = args.columns or [str(v) for v in ds.data_vars]
+            names, tdim = [str(v) for v in ds.data_vars], args.time_dim or "time"
+            user["columns"] = args.columns or [v for v in names if ds[v].dims == (tdim,)]
             if len(user["columns"]) < 2:
-                raise CLIError(f"ccm needs two or more series; the file has "
-                               f"{user['columns']} (choose with --columns)")
+                which = ("--columns gives" if args.columns else
+                         f"the variables over {tdim!r} alone are")
+                raise CLIError(f"ccm needs two or more series: {which} {user['columns']} (the "
+                               f"file has {names}); choose them with --columns, or one "
+                               "variable with --var and its --series-dim")
         with options(args):
             result = call(ccm, data, user=user, optional={"progress": not args.quiet})
-    write_netcdf(result, args.out)
+    write_netcdf(result, args.out, args.overwrite)
     top = result.rho.isel(lib_size=-1)
     L = int(result.lib_size[-1])
     print(f"ccm of {result.sizes['library']} series, lib_size {int(result.lib_size[0])}..{L} "

@@ -8,7 +8,6 @@ when ``ccm`` is available; a printed summary and one figure.  The command line i
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -23,8 +22,10 @@ from ._common import (
     figure_path,
     int_at_least,
     options,
+    suffix,
 )
 from ._common import xedm as _xedm
+from ._outputs import write_output
 
 
 def add_parser(sub) -> None:
@@ -36,7 +37,8 @@ def add_parser(sub) -> None:
     d.add_argument("--n", type=int_at_least(100), default=1000,
                    help="series length, at least 100 (default 1000)")
     d.add_argument("--out", type=figure_path, default="xedm-demo.png",
-                   help="figure file: .png, .pdf or .svg (default xedm-demo.png)")
+                   help="figure file: .png, .pdf or .svg (default xedm-demo.png); an existing "
+                   "one is replaced only with --overwrite")
     d.add_argument("--seed", type=int_at_least(0), default=0,
                    help="seed (>= 0) for the initial values and CCM sampling (default 0)")
     d.add_argument("--var", choices=["x", "y"], default="x",
@@ -119,7 +121,7 @@ def demo(args) -> int:
 
     if "note" in results:
         lines.append(f"  note: {results['note']}")
-    _demo_figure(results, ds, v, best_E, args.out)
+    _demo_figure(results, ds, v, best_E, args.out, args.overwrite)
     lines.append(f"  figure written to {args.out}  ({elapsed:.1f} s of analysis)")
     print("\n".join(lines))
     return 0
@@ -133,13 +135,12 @@ def _has_gpu_twin(kernel: str) -> bool:
 
 def _demo_steps(args, ds, v, split, steps, results) -> None:
     """The demo's analyses, in order, into ``results``."""
-    from tqdm.auto import tqdm
+    from .. import _progress
 
     xedm = _xedm()
     n = args.n
-    with options(args), tqdm(
-        steps, desc="xedm demo", disable=args.quiet, file=sys.stderr, leave=False, delay=1.0
-    ) as bar:
+    with options(args), _progress.bar(steps, desc="xedm demo", unit="step",
+                                      disable=args.quiet, delay=1.0) as bar:
         for step in bar:
             bar.set_postfix_str(step)
             if step == "embed_dimension":
@@ -176,7 +177,8 @@ def _demo_steps(args, ds, v, split, steps, results) -> None:
                 )
 
 
-def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str) -> None:
+def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str,
+                 overwrite: bool = False) -> None:
     from matplotlib.figure import Figure
 
     from .. import plot
@@ -205,7 +207,5 @@ def _demo_figure(results: dict, ds: xr.Dataset, v: str, best_E: int, out: str) -
         ax.set_title("return maps")
         ax.legend()
     fig.suptitle("xedm demo: coupled logistic maps (x drives y)")
-    try:
-        fig.savefig(out, dpi=100)
-    except OSError as err:
-        raise CLIError(f"cannot write the figure to {out}: {err}", status=1) from err
+    write_output(out, lambda tmp: fig.savefig(tmp, dpi=100, format=suffix(out)[1:]),
+                 overwrite)

@@ -18,8 +18,8 @@ from ._common import (
     public,
     spelling,
     variable,
-    write_netcdf,
 )
+from ._outputs import write_netcdf
 
 
 def add_data(sp) -> None:
@@ -28,12 +28,12 @@ def add_data(sp) -> None:
     sp.add_argument("file", help="NetCDF file, Zarr store or CSV table (a header row, a "
                     "time column, one column per series)")
     sp.add_argument("--var", help="variable to analyse (other dims broadcast: one result per "
-                    "series)")
+                    "series; default: the only variable, else give --var or --columns)")
     sp.add_argument("--columns", type=lambda t: [c.strip() for c in t.split(",") if c.strip()],
                     default=None, help="variables (columns) forming the state, comma-separated "
-                    "(default: the first)")
+                    "(default: --target alone)")
     sp.add_argument("--target", default=None, help="variable predicted (default: the first "
-                    "column)")
+                    "of --columns)")
     sp.add_argument("--time-dim", dest="time_dim", default=None,
                     help="time dim (default time; a CSV's time column is read as time)")
 
@@ -61,10 +61,11 @@ def add_embedding(sp, E: bool = True) -> None:
 
 
 def add_out(sp, default: str) -> None:
-    from ._common import data_path
+    from ._common import netcdf_path
 
-    sp.add_argument("--out", type=data_path, default=default,
-                    help=f"output NetCDF file (default {default})")
+    sp.add_argument("--out", type=netcdf_path, default=default,
+                    help=f"output NetCDF file (default {default}); an existing one is "
+                    "replaced only with --overwrite")
 
 
 #: command -> (function, help, description, examples)
@@ -138,11 +139,11 @@ def command(args) -> int:
         user["theta"] = args.theta
     with open_input(args.file) as ds:
         data = data_of(args, ds)
-        if args.columns or args.target:
-            user.update(columns=args.columns, target=args.target)
+        if args.columns or args.target:  # --target alone: predicted from its own lags
+            user.update(columns=args.columns or [args.target], target=args.target)
         with options(args):
             result = call(func, data, user=user, optional={"progress": not args.quiet})
-    write_netcdf(result, args.out)
+    write_netcdf(result, args.out, args.overwrite)
     what = result.attrs.get("target") or getattr(data, "name", None) or "the series"
     if args.function == "embed_dimension":
         best = result.get("best_E")

@@ -16,11 +16,16 @@ What a job refuses, with a one-line error and nothing touched:
 
 * an ``--out`` that is, contains or lies inside the input (checked by :mod:`xedm.cli`);
 * an existing ``--out`` that is not an xedm batch job (no ``.xedm-batch/job.json``), with or
-  without ``--restart``: ``--restart`` removes only a store that a job wrote, and only when
-  it holds nothing else;
+  without ``--restart`` or ``--overwrite``: they remove only a store that a job wrote, and
+  only when it holds nothing else;
 * resuming with other parameters, or on an input whose fingerprint (variable, dims, shape,
   dtype, coordinates and a hash of the values, read blockwise) differs from the one the job
-  started on: pass ``--restart`` to start over;
+  started on: pass ``--restart`` (or ``--overwrite``, the same for a job) to start over.
+
+An existing store of the same job (same parameters, same input) is not overwritten: it is
+resumed, and a finished one is verified and left as it is; this needs no flag.  An ``--out``
+that is a symbolic link is written through (the store is created or resumed at the link's
+target, and the link is kept); a broken link is refused.
 * job metadata that is damaged (not JSON, wrong types): the error names the file.
 
 A new store is built under a temporary name beside ``--out`` and renamed into place, so a
@@ -49,7 +54,8 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ._common import CLIError, netcdf_safe, open_input, variable
+from ._common import CLIError, open_input, variable
+from ._outputs import netcdf_safe
 
 META = ".xedm-batch"  # the job's directory inside the store; META/JOB marks an xedm job
 JOB = "job.json"
@@ -64,13 +70,15 @@ CHUNK_FILE = re.compile(r"^\d+(\.\d+)*$|\.partial$")  # zarr's chunks and its te
 # ----------------------------------------------------------------------------- tasks
 def run_tasks(tasks: list, client, desc: str, progress: bool, done: int = 0,
               total: int | None = None) -> list:
-    """Compute ``tasks`` (dask collections) with one tqdm bar over them; results in order."""
+    """Compute ``tasks`` (dask collections) with one progress bar over them (a line a minute
+    when stderr is not a terminal: :mod:`xedm._progress`); results in order."""
     import dask
-    from tqdm.auto import tqdm
+
+    from .. import _progress
 
     total = len(tasks) + done if total is None else total
-    bar = tqdm(total=total, initial=done, desc=desc, unit="block", disable=not progress,
-               leave=False, delay=0.5)
+    bar = _progress.bar(total=total, initial=done, desc=desc, unit="block",
+                        disable=not progress, delay=0.5)
     try:
         if client is not None:
             import distributed
@@ -115,12 +123,14 @@ def workers(client, args) -> int:
 
 # ----------------------------------------------------------------------------- the input
 @contextlib.contextmanager
-def open_lazy(path: str, var: str | None, dims: dict):
-    """One variable of a NetCDF file or Zarr store as a dask-backed DataArray (a dim of
-    ``dims``, ``{option: dim}``, that the variable lacks is a clear error); the file is
-    closed on leaving."""
+def open_lazy(path: str, var: str | None, dims: dict, series_dim: str | None = None,
+              stack_one: bool = True):
+    """One variable of a NetCDF file or Zarr store as a dask-backed DataArray, or a CSV
+    table's columns as the series along ``series_dim`` (:func:`~xedm.cli._common.variable`);
+    a dim of ``dims``, ``{option: dim}``, that it lacks is a clear error; the file is closed
+    on leaving."""
     with open_input(path, lazy=True) as ds:
-        da = variable(ds, var)
+        da = variable(ds, var, series_dim=series_dim, stack_one=stack_one)
         for opt, d in dims.items():
             if d not in da.dims:
                 raise CLIError(f"{opt} {d!r} is not a dim of {da.name!r} (dims: "
@@ -220,12 +230,13 @@ def foreign_files(path: str) -> list[str]:
 class Job:
     """The Zarr store of one batch job, its metadata and its block markers (module doc).
 
-    ``Job(out, spec, restart)`` checks ``--out`` and the saved parameters before any work;
+    ``Job(out, spec, restart, flag)`` checks ``--out`` and the saved parameters before any
+    work (``flag``: the option that asked to start over, ``--restart`` or ``--overwrite``);
     :meth:`read_input` compares the input's fingerprint with the saved one; :meth:`run`
     creates the store (or checks the one it resumes) and writes the blocks.
     """
 
-    def __init__(self, out: str, spec: dict, restart: bool = False):
+    def __init__(self, out: str, spec: dict, restart: bool = False, flag: str = "--restart"):
         self.arg = out
         self.out = os.path.realpath(out)
         self.meta = os.path.join(self.out, META)
@@ -235,20 +246,23 @@ class Job:
         if not os.path.lexists(out):
             return
         if not os.path.exists(out):
-            raise CLIError(f"--out {out} is a broken symbolic link; choose another --out")
+            raise CLIError(f"--out {out} is a broken symbolic link (to {os.readlink(out)}); "
+                           "xedm writes through a link only to an existing target: create it, "
+                           "or choose another --out")
         if not is_job(self.out):
             if restart:
                 raise CLIError(f"--out {out} exists and is not an xedm batch job (it has no "
-                               f"{META}/{JOB}); --restart removes only xedm batch jobs: "
+                               f"{META}/{JOB}); {flag} removes only xedm batch jobs: "
                                "nothing was deleted; choose another --out")
             raise CLIError(f"--out {out} exists and is not an xedm batch job; xedm does not "
-                           "overwrite it: choose another --out")
+                           "overwrite it (--restart and --overwrite remove only a store an "
+                           "xedm batch job wrote): choose another --out")
         if restart:
             foreign = foreign_files(self.out)
             if foreign:
                 raise CLIError(f"--out {out} holds files that no xedm batch job wrote "
                                f"({', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''}"
-                               "); --restart removes only a job's own store: nothing was "
+                               f"); {flag} removes only a job's own store: nothing was "
                                "deleted; move them out or choose another --out")
             self.replace = True
             return
@@ -259,12 +273,14 @@ class Job:
         if saved.get("format") != FORMAT:
             raise CLIError(f"--out {out} was written by another version of xedm's batch jobs "
                            f"(format {saved.get('format', 1)!r}, this one writes {FORMAT}); "
-                           "pass --restart to start it over, or choose another --out")
+                           "pass --restart (or --overwrite) to start it over, or choose another "
+                           "--out")
         if saved != self.spec:
             diff = sorted(k for k in set(saved) | set(self.spec)
                           if saved.get(k) != self.spec.get(k))
             raise CLIError(f"--out {out} holds a job with other parameters ({', '.join(diff)}"
-                           "); pass --restart to start it over, or choose another --out")
+                           "); pass --restart (or --overwrite) to start it over, or choose "
+                           "another --out")
         if not isinstance(fingerprint, dict):
             self._damaged(JOB, "its input_fingerprint is missing or not a JSON object")
         self.input = fingerprint

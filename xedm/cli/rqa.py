@@ -16,6 +16,7 @@ from ._common import (
     add_common,
     add_input,
     call,
+    data_path,
     examples,
     open_input,
     options,
@@ -25,18 +26,24 @@ from ._common import (
     spelling,
     suffix,
     variable,
-    write_netcdf,
 )
+from ._outputs import write_netcdf
 from .jobs import Job, open_lazy, positive_ints, workers
+
+# the dim of a CSV table's columns, when --var does not pick one (a table of one column is
+# that series alone, as before)
+TABLE_SERIES = "series"
 
 
 def add_parser(sub) -> None:
     """The ``rqa`` subcommand of the parser."""
     r = sub.add_parser("rqa", help="recurrence quantification of a series in a file",
                        description="Recurrence quantification analysis of one variable; other "
-                       "dims broadcast.",
+                       "dims broadcast.  A CSV table's columns are the series (along the dim "
+                       "'series'), unless --var picks one.",
                        **examples("xedm rqa data.nc --var x --E 3 --rr 0.05",
                                   "xedm rqa table.csv --var anchovy --E 2 --eps 0.1",
+                                  "xedm rqa table.csv --E 2 --rr 0.05 --out every_column.nc",
                                   "xedm rqa big.zarr --var x --E 3 --rr 0.05 --out q.zarr"))
     add_input(r)
     r.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
@@ -48,10 +55,11 @@ def add_parser(sub) -> None:
     group.add_argument("--rr", type=float, default=None, help="target recurrence rate")
     r.add_argument("--theiler", type=int, default=None, help="Theiler window (default 1)")
     r.add_argument("--metric", choices=["euclidean", "maximum", "manhattan"], default=None)
-    r.add_argument("--out", default="rqa.nc",
+    r.add_argument("--out", type=data_path, default="rqa.nc",
                    help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
-                   "block that resumes when run again (default rqa.nc)")
-    add_common(r)
+                   "block that resumes when run again (default rqa.nc); an existing NetCDF "
+                   "file is replaced only with --overwrite")
+    add_common(r, batch=True)
     add_batch(r, "series")
     r.set_defaults(func=command)
 
@@ -76,7 +84,8 @@ def command(args) -> int:
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args, rqa, user)
     with open_input(args.file) as ds:
-        return _in_memory(args, rqa, user, variable(ds, args.var))
+        return _in_memory(args, rqa, user, variable(ds, args.var, series_dim=TABLE_SERIES,
+                                                      stack_one=False))
 
 
 def _in_memory(args, rqa, user: dict, da) -> int:
@@ -85,7 +94,7 @@ def _in_memory(args, rqa, user: dict, da) -> int:
                        f"{da.dims}); give the time dim with --time-dim")
     with options(args), run_scheduler(args):
         result = call(rqa, da, user=user, optional={"progress": not args.quiet})
-    write_netcdf(result, args.out)
+    write_netcdf(result, args.out, args.overwrite)
     print(f"RQA of {da.name!r} (E = {args.E}, tau = {args.tau}) -> {args.out}")
     print_measures(result)
     return 0
@@ -94,7 +103,8 @@ def _in_memory(args, rqa, user: dict, da) -> int:
 def batch(args, rqa, user: dict) -> int:
     """``xedm rqa INPUT ... --out OUT.zarr``: RQA of every series, block by block."""
     tdim = args.dim or "time"
-    with open_lazy(args.file, args.var, {"--time-dim": tdim}) as da:
+    with open_lazy(args.file, args.var, {"--time-dim": tdim}, series_dim=TABLE_SERIES,
+                   stack_one=False) as da:
         return _batch(args, rqa, user, da, tdim)
 
 
@@ -103,7 +113,8 @@ def _batch(args, rqa, user: dict, da, tdim: str) -> int:
     n = int(np.prod([da.sizes[d] for d in series])) if series else 1
     spec = {"command": "rqa", "input": os.path.abspath(args.file), "var": str(da.name),
             "backend": args.backend, **user}
-    job = Job(args.out, spec, restart=args.restart)
+    job = Job(args.out, spec, restart=args.restart or args.overwrite,
+              flag="--restart" if args.restart else "--overwrite")
     progress = not args.quiet
     with run_scheduler(args) as client, options(args):
         scan = job.read_input(da, tdim, client, progress, args.file)

@@ -32,8 +32,8 @@ from ._common import (
     suffix,
     surrogate_options,
     variable,
-    write_netcdf,
 )
+from ._outputs import write_netcdf
 from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, workers
 
 
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
     x = sub.add_parser("xmap", help="all-pairs cross-map skill of many series in a file",
                        description="Cross-map every ordered pair of series along --series-dim; "
                        "writes rho(library, target).  A CSV table's columns are the series "
-                       "(--series-dim names their dim).",
+                       "(--series-dim names their dim), in memory and in a .zarr batch job.",
                        **examples("xedm xmap data.nc --series-dim neuron --E-max 8 --out map.nc",
                                   "xedm xmap thrips.nc --series-dim series --surrogates 99 "
                                   "--surrogate-method seasonal --period 12 --seed 1",
@@ -67,8 +67,9 @@ def add_parser(sub) -> None:
     add_surrogates(x, "p_value and q_value")
     x.add_argument("--out", type=data_path, default="xmap.nc",
                    help="output: NetCDF (.nc), or Zarr (.zarr): a batch job written block by "
-                   "block that resumes when run again (default xmap.nc)")
-    add_common(x)
+                   "block that resumes when run again (default xmap.nc); an existing NetCDF "
+                   "file is replaced only with --overwrite")
+    add_common(x, batch=True)
     add_batch(x, "library series")
     add_neighbours(x)
     x.set_defaults(func=command)
@@ -101,7 +102,7 @@ def _in_memory(args, xmap, da) -> int:
     with options(args), run_scheduler(args):
         result = call(xmap, da, user={**_user(xmap, args), "E": args.E},
                       optional={"progress": not args.quiet})
-    write_netcdf(result, args.out)
+    write_netcdf(result, args.out, args.overwrite)
     print(f"xmap of {da.name!r} over {args.dim!r} ({da.sizes[args.dim]} series) -> {args.out}")
     if "q_value" in result:
         q = result.q_value.values
@@ -127,7 +128,8 @@ def _check_E(N: int, E_max: int):
 def batch(args) -> int:
     """``xedm xmap INPUT ... --out OUT.zarr``: the blocked map, written block by block."""
     tdim = args.time_dim or "time"
-    with open_lazy(args.file, args.var, {"--series-dim": args.dim, "--time-dim": tdim}) as da:
+    with open_lazy(args.file, args.var, {"--series-dim": args.dim, "--time-dim": tdim},
+                   series_dim=args.dim) as da:
         return _batch(args, public("xmap"), da, tdim)
 
 
@@ -140,7 +142,8 @@ def _batch(args, xmap, da, tdim: str) -> int:
     spec = {"command": "xmap", "input": os.path.abspath(args.file), "var": str(da.name),
             "E": args.E, "backend": args.backend, "neighbors": getattr(args, "neighbors", None),
             **{k: v for k, v in user.items() if k != "dim"}, "series_dim": args.dim}
-    job = Job(args.out, spec, restart=args.restart)
+    job = Job(args.out, spec, restart=args.restart or args.overwrite,
+              flag="--restart" if args.restart else "--overwrite")
     progress = not args.quiet
     with run_scheduler(args) as client, options(args), ignoring(
             r"xmap \(one dask chunk of the data\): series"):  # said once, below

@@ -37,9 +37,9 @@ def batches(B: int, bytes_per_series: int):
     step = max(1, TABLE_BYTES // max(int(bytes_per_series), 1))
     starts = range(0, B, step)
     if len(starts) > 1 and get_option("progress"):
-        from tqdm.auto import tqdm
+        from .. import _progress
 
-        starts = tqdm(starts, desc="series batches", delay=2.0, leave=False)
+        starts = _progress.bar(starts, desc="series batches", unit="batch", delay=2.0)
     for s in starts:
         yield slice(s, min(B, s + step))
 

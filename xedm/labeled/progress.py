@@ -1,21 +1,23 @@
-"""Progress bars of the xarray layer (tqdm, shown only when the work outlasts two seconds)."""
+"""Progress bars of the xarray layer (shown only when the work outlasts two seconds; on a
+terminal a tqdm bar, elsewhere a plain line a minute: :mod:`xedm._progress`)."""
 
 from __future__ import annotations
 
+from .. import _progress
 from ..options import get_option
 
 
 def progress_bar(progress: bool | None, desc: str, total: int):
-    """tqdm over series, shown only when the work outlasts two seconds (off: progress=False)."""
+    """A bar over series (or batches of them), shown only when the work outlasts two seconds
+    (off: progress=False)."""
     show = get_option("progress") if progress is None else progress
     if not show:
         return iter
 
     def wrap(it):
-        from tqdm.auto import tqdm
-
         n = len(it) if hasattr(it, "__len__") else total  # batches of series, or series
-        return tqdm(it, desc=desc, total=n, delay=2.0, leave=False)
+        return _progress.bar(it, desc=desc, total=n, delay=2.0, leave=False,
+                             unit="series" if n == total else "batch")
 
     return wrap
 
@@ -30,13 +32,11 @@ class _NoBar:
 
 def counter_bar(progress: bool | None, desc: str, total: float, unit: str = "it",
                 unit_scale: bool = False):
-    """A tqdm bar advanced by hand with ``update(n)`` (units of real work: series, matrix
+    """A bar advanced by hand with ``update(n)`` (units of real work: series, matrix
     cells), shown only when the work outlasts two seconds; a no-op object when progress is
     off (``progress=False`` or ``xedm.set_options(progress=False)``)."""
     show = get_option("progress") if progress is None else progress
     if not show:
         return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, delay=2.0,
-                leave=False)
+    return _progress.bar(desc=desc, total=total, unit=unit, unit_scale=unit_scale, delay=2.0,
+                         leave=False)
