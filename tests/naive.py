@@ -415,11 +415,13 @@ def partial_cross_map(X, E, candidate, lag, scan, tau=1, shifts=(-1, 0, 1), pool
 
 
 def signed_rank_p(e0, e1):
-    """(p, gain) of the predictive conditioning's test, from the words of its docs: one-sided
-    Wilcoxon signed-rank of |e0| - |e1| (ranks of |d| 1..n, ties by position), variance times
-    (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks, clipped to
-    [0, 0.99]); gain = (mean(e0^2) - mean(e1^2)) / max(mean(e0^2), mean(e1^2)) over the
-    times where both are finite."""
+    """(p, gain, gain_hi) of the predictive conditioning's test, from the words of its docs:
+    one-sided Wilcoxon signed-rank of |e0| - |e1| (ranks of |d| 1..n, ties by position),
+    variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
+    clipped to [0, 0.99]); over the times where both are finite, gain = (mean|e0| -
+    mean|e1|) / max(mean|e0|, mean|e1|) and gain_hi = (mean(d) + 1.6449 * sd(d) *
+    sqrt((1 + r1) / (1 - r1) / n)) / max(mean|e0|, mean|e1|), d = |e0| - |e1| (population
+    sd), at most 1."""
     from math import erfc, sqrt
 
     dlt = np.abs(e0) - np.abs(e1)
@@ -432,8 +434,11 @@ def signed_rank_p(e0, e1):
     var = np.sum(rank[dlt != 0] ** 2) * (1 + r1) / (1 - r1)
     p = 0.5 * erfc(s.sum() / sqrt(var) / sqrt(2))
     both = np.isfinite(e0) & np.isfinite(e1)
-    m0, m1 = np.mean(e0[both] ** 2), np.mean(e1[both] ** 2)
-    return p, (m0 - m1) / max(m0, m1)
+    m0, m1 = np.mean(np.abs(e0[both])), np.mean(np.abs(e1[both]))
+    d = np.abs(e0[both]) - np.abs(e1[both])
+    se = np.std(d) * sqrt((1 + r1) / (1 - r1) / both.sum())
+    top = max(m0, m1)
+    return p, (m0 - m1) / top, min((d.mean() + 1.6448536269514722 * se) / top, 1.0)
 
 
 def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
@@ -494,7 +499,8 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
             e[p] = coef[0] - y[p]
         return e
 
-    test = signed_rank_p
+    def test(e0, e1):  # (p, gain)
+        return signed_rank_p(e0, e1)[:2]
 
     for i in range(N):
         excl = theiler(Z[i])

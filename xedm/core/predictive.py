@@ -76,34 +76,45 @@ def decorrelation_time(x) -> int:
     return max(len(x) // 10, 1)
 
 
-def _p_gain(S, V, r1, sq0, sq1, c):
-    """(p, gain) of :func:`improvement_p` from the kernel's sums (``rank_stats``)."""
+#: the one-sided 95 % normal quantile of the gain's upper bound (``gain_hi``)
+BOUND_Z = 1.6448536269514722
+
+
+def _p_gain(S, V, r1, ab0, ab1, dd, c):
+    """(p, gain, gain_hi) of :func:`improvement_p` from the kernel's sums (``rank_stats``)."""
     from scipy.special import ndtr
 
     r1 = np.clip(r1, 0.0, 0.99)
-    var = V * (1 + r1) / (1 - r1)
+    infl = (1 + r1) / (1 - r1)
+    var = V * infl
     z = S / np.sqrt(np.where(var > 0, var, 1.0))
     p = np.where(var > 0, ndtr(-z), 1.0)
-    mse0 = sq0 / np.maximum(c, 1)
-    mse1 = sq1 / np.maximum(c, 1)
-    top = np.maximum(mse0, mse1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.where(top > 0, (mse0 - mse1) / np.where(top > 0, top, 1.0), 0.0)
+    cc = np.maximum(c, 1)
+    mae0, mae1 = ab0 / cc, ab1 / cc
+    top = np.maximum(mae0, mae1)
+    top = np.where(top > 0, top, 1.0)
+    mean = mae0 - mae1  # the mean of d = |e0| - |e1|
+    sd = np.sqrt(np.maximum(dd / cc - mean * mean, 0.0) * infl / cc)
+    gain = np.where(mae0 + mae1 > 0, mean / top, 0.0)
+    hi = np.minimum(np.where(mae0 + mae1 > 0, (mean + BOUND_Z * sd) / top, 0.0), 1.0)
     # no time where both models predict (a candidate singular everywhere, e.g. a constant
     # series): nothing measured, not a reduction of the error to 0
-    return p, np.where(c > 0, gain, np.nan)
+    return p, np.where(c > 0, gain, np.nan), np.where(c > 0, hi, np.nan)
 
 
-def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray]:
+def improvement_p(e0, e1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One-sided p-values that the errors ``e1`` (m, n) are smaller in absolute value than
     ``e0`` (n,) (Wilcoxon signed-rank over the n times, normal approximation, variance
     inflated by (1 + r1) / (1 - r1), r1 the lag-1 autocorrelation of the signed ranks clipped
-    to [0, 0.99]; ties ranked by position), and the gain: the relative change of the mean
-    squared error over the times where both errors are finite (NaN where there is none).
-    NaN errors count as no improvement (p = 1).  The gain is bounded: (mse0 - mse1) /
-    max(mse0, mse1), in [-1, 1]: the share of the error removed where positive (1 - mse1 /
-    mse0), minus the share of the new error that was added where negative (a model that
-    fails badly gives -1, never -31,000)."""
+    to [0, 0.99]; ties ranked by position), the gain: the relative change of the mean
+    absolute error over the times where both errors are finite (NaN where there is none),
+    and the gain's upper bound.  NaN errors count as no improvement (p = 1).  The gain is
+    the statistic the test ranks, bounded: (mae0 - mae1) / max(mae0, mae1), in [-1, 1]: the
+    share of the error removed where positive (1 - mae1 / mae0), minus the share of the new
+    error that was added where negative (a model that fails badly gives -1, never -31,000).
+    ``gain_hi``: the one-sided 95 % upper confidence bound of the gain (the mean of
+    d = |e0| - |e1| plus BOUND_Z standard errors, its variance inflated as the test's, over
+    max(mae0, mae1)): below the smallest gain that counts, the data rule a link out."""
     e0 = np.ascontiguousarray(np.asarray(e0, np.float64)[None, :])
     e1 = np.ascontiguousarray(np.atleast_2d(np.asarray(e1, np.float64)))
     m, n = e1.shape
@@ -180,16 +191,16 @@ def screen(rho, m: int = MAX_CANDIDATES):
     return out
 
 
-def _record(p, gain, lag, rows, codes, pc, gc, T):
-    """Per pair (rows[m], driver codes[m] // T): the p, gain and lag (k = l + 1 steps) of its
-    best lag among ``codes`` (the smallest p, ties to the shorter lag)."""
+def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
+    """Per pair (rows[m], driver codes[m] // T): the p, gain, gain_hi and lag (k = l + 1
+    steps) of its best lag among ``codes`` (the smallest p, ties to the shorter lag)."""
     j, l = np.divmod(np.asarray(codes, np.int64), T)
     key = np.asarray(rows, np.int64) * p.shape[1] + j
     order = np.lexsort((l, pc, key))
     ko = key[order]
     o = order[np.r_[True, ko[1:] != ko[:-1]]] if len(order) else order
     r, c = np.asarray(rows)[o], j[o]
-    p[r, c], gain[r, c], lag[r, c] = pc[o], gc[o], l[o] + 1
+    p[r, c], gain[r, c], hi[r, c], lag[r, c] = pc[o], gc[o], hc[o], l[o] + 1
 
 
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8, excl=0,
@@ -217,7 +228,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     Returns ``p`` (N, N) (1 on the diagonal and for pairs outside the pool), ``gain`` (N, N)
     (:func:`improvement_p`'s, NaN where not tested), ``selected`` (N, N) bool, ``n_drivers``
     (N,) the number of selected drivers of each series and ``lag`` (N, N) the delay k of
-    each pair's test (its selected delay, or the best one; 0 where not tested).
+    each pair's test (its selected delay, or the best one; 0 where not tested), and
+    ``gain_hi`` (N, N): the gain's upper bound (:func:`improvement_p`; NaN where not tested).
     ``neighborhood`` (extra, width): the local linear fits in d coordinates take (d + 1) +
     extra neighbours among the ``width`` nearest in the series' own state.
     """
@@ -233,6 +245,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
     p = np.ones((N, N))
     gain = np.full((N, N), np.nan)
+    hi = np.full((N, N), np.nan)
     lag = np.zeros((N, N), np.int64)
     selected = np.zeros((N, N), bool)
     allowed = ~np.eye(N, dtype=bool) if pool is None else np.asarray(pool, bool) & ~np.eye(
@@ -246,8 +259,6 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     def codes_of(js):  # driver j at delay l + 1: the code j T + l
         return (np.asarray(js, np.int64)[:, None] * T + delays).ravel()
 
-    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
-        allowed[i]))]) for i in range(N)}
     # every series' own model first: its errors e0
     active = [i for i in range(N) if n[i] > 0]
     tested = list(active)
@@ -255,6 +266,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         b = _Batch(extra)
         rows = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), rows)
+    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
+        allowed[i]))]) for i in range(N)}
     active = [i for i in active if len(live[i]) and max_drivers > 0]
     rounds = iter(progress(range(int(max_drivers) + int(E.max(initial=1)))))
     mask = np.zeros(N, np.int64)  # the own lags chosen, as bits
@@ -268,9 +281,9 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
                                         theta)
             sp = np.asarray(part, np.int64)
             ser = sp[seg]
-            pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
+            pc, gc, hc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
             drv = codes >= 0
-            _record(p, gain, lag, ser[drv], codes[drv], pc[drv], gc[drv], T)
+            _record(p, gain, hi, lag, ser[drv], codes[drv], pc[drv], gc[drv], hc[drv], T)
             keep = pc <= alpha_drop
             pm = np.where(keep, pc, np.inf)
             low = np.minimum.reduceat(pm, st0)
@@ -323,8 +336,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         for part in _parts(group, lambda i: len(final[i]), per_batch):
             A, codes, seg, _ = _round(st, part, final, chosen, mask, nt, extra, weight, theta)
             ser = np.asarray(part, np.int64)[seg]
-            pc, gc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
-            _record(p, gain, lag, ser, codes, pc, gc, T)
+            pc, gc, hc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
+            _record(p, gain, hi, lag, ser, codes, pc, gc, hc, T)
     # every selected driver given all the other terms
     todo = [i for i in range(N) if n_drv[i]]
     for part in _parts(todo, lambda i: 2 * int(n_drv[i]), per_batch):
@@ -339,9 +352,9 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         A = b.run(st, weight, theta)
         ii, cc, ra, rb = (np.array(v, np.int64) for v in zip(*pairs, strict=True))
         jj, ll = np.divmod(cc, T)
-        p[ii, jj], gain[ii, jj] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
+        p[ii, jj], gain[ii, jj], hi[ii, jj] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
         lag[ii, jj] = ll + 1
-    return p, gain, selected, selected.sum(axis=1), lag
+    return p, gain, selected, selected.sum(axis=1), lag, hi
 
 
 def _round(st, part, live, chosen, mask, r, extra, weight, theta):

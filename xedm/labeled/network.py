@@ -135,8 +135,10 @@ def causal_network(
        absolute errors).  Each driver enters at the delays k = 1..``max_lag`` (its value
        z_j(t + 1 - k)), then at its best delay only.  Every pair's ``gain_p`` and ``gain``
        answer one question, what j adds to i's final model: a selected driver retested
-       given the others, any other added to the final model.  ``gain``: (mse_without -
-       mse_with) / max(mse_without, mse_with), in [-1, 1]; ``lag``: the delay k;
+       given the others, any other added to the final model.  ``gain``: (mae_without -
+       mae_with) / max(mae_without, mae_with), in [-1, 1] (mean absolute errors: the
+       statistic the test ranks); ``gain_hi``: its one-sided 95 % upper confidence bound;
+       ``lag``: the delay k;
        ``gain_q`` (Benjamini-Hochberg over the selected pairs), ``selected``,
        ``n_conditions`` (i's other selected drivers).  An indirect
        driver (j -> k -> i) or a shared driver (k -> i, k -> j) adds nothing once k is in
@@ -306,7 +308,8 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
     Es = out["E"]
     E_pair = np.repeat(Es[:, None], len(Es), 1) if E_from == "library" else np.repeat(
         Es[None, :], len(Es), 0)
-    stats = (["gain", "gain_p", "gain_q", "selected", "lag"] if conditioning == "predictive"
+    stats = (["gain", "gain_hi", "gain_p", "gain_q", "selected", "lag"]
+             if conditioning == "predictive"
              else ["partial_rho", "partial_p", "partial_q"])
     names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", *stats,
              "n_conditions", "synchrony", "link", "undetermined"]

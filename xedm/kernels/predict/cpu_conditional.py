@@ -4,7 +4,7 @@ series and models: the kernels behind :class:`xedm.kernels.predict.conditional.S
     conditional_pools(Z, t0, n, excl, pser, pmask, poff, pools)        (fills pools)
     conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, gk, gcand, ccodes, gout,
                        weight, theta, out)                              (fills out)
-    rank_stats(A, ra, B, rb, nn) -> (S, V, r1, sq0, sq1, c) each (m,)
+    rank_stats(A, ra, B, rb, nn) -> (S, V, r1, ab0, ab1, dd, c) each (m,)
 
 Series i's prediction points p = 0..n[i]-1 are the times t = t0[i] + p, the target
 Z[i, t + 1].  A coordinate is a **code**: c >= 0 is driver j = c // T at lag l = c % T,
@@ -33,9 +33,9 @@ system is singular or p has no pool).
 either is not finite): Wilcoxon's signed-rank statistic S = sum sign(d) rank(|d|) (ranks
 1..n, ties in time order), V = the sum of rank^2 over d != 0, r1 the lag-1 autocorrelation of
 the signed ranks (centred; the mean of the n - 1 lagged products over the mean square; 0
-when the ranks have no variance); sq0 and sq1: the sums of squares of B[rb[m]] and A[ra[m]]
-over the c times where both are finite (the same times: a model that fails on the hard
-points gains nothing from it).
+when the ranks have no variance); ab0 and ab1: the sums of the absolute values of B[rb[m]]
+and A[ra[m]], and dd the sum of d^2, over the c times where both are finite (the same
+times: a model that fails on the hard points gains nothing from it).
 """
 
 from __future__ import annotations
@@ -267,18 +267,20 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
 
 @njit(parallel=True, cache=True)
 def rank_stats(A, ra, B, rb, nn):
-    """Signed-rank statistics of |B[rb[m]]| - |A[ra[m]]| and the squares of both, for every m
-    (module docstring); the work of a row is :func:`_rank_row` (a small parallel loop)."""
+    """Signed-rank statistics of d = |B[rb[m]]| - |A[ra[m]]|, the sums of |B|, |A| and d^2,
+    for every m (module docstring); the work of a row is :func:`_rank_row` (a small parallel
+    loop)."""
     m_all = len(ra)
     S = np.zeros(m_all)
     V = np.zeros(m_all)
     r1 = np.zeros(m_all)
-    sq0 = np.zeros(m_all)
-    sq1 = np.zeros(m_all)
+    ab0 = np.zeros(m_all)
+    ab1 = np.zeros(m_all)
+    dd = np.zeros(m_all)
     c = np.zeros(m_all, np.int64)
     for m in prange(m_all):
-        _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, sq1, c)
-    return S, V, r1, sq0, sq1, c
+        _rank_row(A, ra, B, rb, nn, m, S, V, r1, ab0, ab1, dd, c)
+    return S, V, r1, ab0, ab1, dd, c
 
 
 @njit(cache=True)
@@ -307,7 +309,7 @@ def _stable_order(key):
 
 
 @njit(cache=True)
-def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, sq1, c):
+def _rank_row(A, ra, B, rb, nn, m, S, V, r1, ab0, ab1, dd, c):
     """Row m of :func:`rank_stats`."""
     n = nn[m]
     d = np.empty(n)
@@ -315,10 +317,11 @@ def _rank_row(A, ra, B, rb, nn, m, S, V, r1, sq0, sq1, c):
         e0, e1 = B[rb[m], t], A[ra[m], t]
         f0, f1 = np.isfinite(e0), np.isfinite(e1)
         if f0 and f1:
-            sq0[m] += e0 * e0
-            sq1[m] += e1 * e1
+            ab0[m] += abs(e0)
+            ab1[m] += abs(e1)
             c[m] += 1
             d[t] = abs(e0) - abs(e1)
+            dd[m] += d[t] * d[t]
         else:
             d[t] = 0.0
     order = _stable_order(np.abs(d))

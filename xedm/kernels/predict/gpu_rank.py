@@ -4,8 +4,8 @@ and out.
 
 One block per row: |d| with its time sorted in shared memory (bitonic, ties by time: the
 CPU's stable sort), then the signed-rank sums S and V (exact: sums of integers), the lag-1
-autocorrelation of the signed ranks and the squares (block sums: they differ from the CPU's
-sequential sums by rounding only).  Rows of up to ``RANK_MAX`` times.
+autocorrelation of the signed ranks and the sums of |e| and d^2 (block sums: they differ
+from the CPU's sequential sums by rounding only).  Rows of up to ``RANK_MAX`` times.
 """
 
 from __future__ import annotations
@@ -48,12 +48,15 @@ extern "C" __global__ void rank_stats(
     const long long n = nn[m];
     const double* a = A + ra[m] * lda;
     const double* b = B + rb[m] * ldb;
-    double sq0 = 0.0, sq1 = 0.0, c = 0.0;
+    double ab0 = 0.0, ab1 = 0.0, dd = 0.0, c = 0.0;
     for (int t = threadIdx.x; t < NS; t += blockDim.x) {
         if (t < n) {
             const double e0 = b[t], e1 = a[t];
             const bool f0 = isfinite(e0), f1 = isfinite(e1);
-            if (f0 && f1) { sq0 += e0 * e0; sq1 += e1 * e1; c += 1.0; }
+            if (f0 && f1) {
+                const double df = fabs(e0) - fabs(e1);
+                ab0 += fabs(e0); ab1 += fabs(e1); dd += df * df; c += 1.0;
+            }
             key[t] = (f0 && f1) ? fabs(fabs(e0) - fabs(e1)) : 0.0;
         } else key[t] = CUDART_INF;
         idx[t] = t;
@@ -97,17 +100,19 @@ extern "C" __global__ void rank_stats(
     }
     v2 = block_sum(v2, scratch);
     cov = block_sum(cov, scratch);
-    sq0 = block_sum(sq0, scratch);
-    sq1 = block_sum(sq1, scratch);
+    ab0 = block_sum(ab0, scratch);
+    ab1 = block_sum(ab1, scratch);
+    dd = block_sum(dd, scratch);
     c = block_sum(c, scratch);
     if (threadIdx.x == 0) {
         const long long G = gridDim.x;
         out[m] = S;
         out[G + m] = V;
         out[2 * G + m] = v2 > 0 ? (cov / (double)max(n - 1, 1LL)) / (v2 / n) : 0.0;
-        out[3 * G + m] = sq0;
-        out[4 * G + m] = sq1;
-        out[5 * G + m] = c;
+        out[3 * G + m] = ab0;
+        out[4 * G + m] = ab1;
+        out[5 * G + m] = dd;
+        out[6 * G + m] = c;
     }
 }
 """
@@ -125,12 +130,12 @@ def rank_module():
 
 
 def rank_stats(A, ra, B, rb, nn):
-    """Signed-rank statistics and squares of every row pair (``cpu_conditional``): a tuple
-    of six (m,) arrays on the device."""
+    """Signed-rank statistics and sums of every row pair (``cpu_conditional``): a tuple of
+    seven (m,) arrays on the device."""
     import cupy as cp
 
     m = len(ra)
-    out = cp.zeros((6, m))
+    out = cp.zeros((7, m))
     if m == 0:
         return tuple(out)
     top = int(cp.max(nn).get())
@@ -147,5 +152,5 @@ def rank_stats(A, ra, B, rb, nn):
     threads = min(512, max(NS // 2, 64))
     k((m,), (threads,), (A, np.int64(A.shape[1]), ra, B, np.int64(B.shape[1]), rb, nn,
                          np.int32(NS), out), shared_mem=smem)
-    S, V, r1, sq0, sq1, c = out
-    return S, V, r1, sq0, sq1, c.astype(np.int64)
+    S, V, r1, ab0, ab1, dd, c = out
+    return S, V, r1, ab0, ab1, dd, c.astype(np.int64)
