@@ -86,7 +86,7 @@ def test_predictive_conditioning_matches_naive():
     ds = xedm.datasets.many_series(4, 60, density=0.5, seed=3)
     X = ds.x.values
     E = np.array([1, 2, 3, 1])  # own lags enter like candidates
-    p, gain, sel, n_drivers, lag, _ = predictive_tests(X, E)
+    p, gain, sel, n_drivers, lag, _, _ = predictive_tests(X, E)
     p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E)
     off = ~np.eye(4, dtype=bool)
     np.testing.assert_array_equal(lag[off], lag0[off])
@@ -107,7 +107,7 @@ def test_predictive_conditioning_matches_naive():
     Xc[1] = 0.5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p, gain, sel, _, _, _ = predictive_tests(Xc, E)
+        p, gain, sel, _, _, _, _ = predictive_tests(Xc, E)
     assert not sel[1].any() and not sel[:, 1].any() and (p[1][off[1]] == 1).all()
 
 
@@ -115,7 +115,7 @@ def test_predictive_conditioning_candidate_cap_matches_naive():
     # past max_candidates drivers in play, the ones with the largest p leave
     X = xedm.datasets.many_series(7, 80, density=0.5, seed=5).x.values
     E = np.array([2, 1, 1, 3, 1, 1, 2])
-    p, gain, sel, _, _, _ = predictive_tests(X, E, max_candidates=2)
+    p, gain, sel, _, _, _, _ = predictive_tests(X, E, max_candidates=2)
     p0, gain0, sel0, _ = naive.predictive_conditioning(X, E, max_candidates=2)
     off = ~np.eye(7, dtype=bool)
     np.testing.assert_array_equal(sel, sel0)
@@ -133,7 +133,7 @@ def test_predictive_conditioning_with_driver_delays_matches_naive():
 
     X, truth, delay = coupled_maps(5, 90, lags=(2, 3), density=0.3, seed=4)
     E = np.array([1, 2, 1, 1, 2])
-    p, gain, sel, _, lag, _ = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30))
+    p, gain, sel, _, lag, _, _ = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30))
     p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=3, extra=6, near=30)
     off = ~np.eye(5, dtype=bool)
     np.testing.assert_array_equal(sel, sel0)
@@ -142,7 +142,7 @@ def test_predictive_conditioning_with_driver_delays_matches_naive():
     np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
     assert sel.any() and (lag[sel] > 1).any()  # a delayed driver chosen at its delay
     # the cap counts drivers (each with its delays), ranked by their best delay's p
-    p, _, sel, _, lag, _ = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30),
+    p, _, sel, _, lag, _, _ = predictive_tests(X, E, max_lag=3, neighborhood=(6, 30),
                                          max_candidates=2)
     p0, _, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=3, extra=6, near=30,
                                                       max_candidates=2)
@@ -452,6 +452,27 @@ def test_missed_links_of_short_series_are_undetermined():
     assert (dec == "no link").mean() >= 0.8
 
 
+def test_series_predicted_exactly_by_its_past_is_undetermined():
+    """A period-2 orbit: its own value predicts it to rounding, so no driver can be tested
+    (any test would rank rounding noise, which differs between CPU and GPU): not
+    conditioned, its drivers undetermined with the reason."""
+    from xedm.core.network import REASONS
+
+    X = xedm.datasets.many_series(4, 200, density=0.4, seed=2).x.values.copy()
+    X[1] = np.where(np.arange(200) % 2, 0.8, 0.2)
+    E = np.array([2, 2, 2, 2])
+    p, gain, sel, _, _, _, exact = predictive_tests(X, E)
+    np.testing.assert_array_equal(exact, [False, True, False, False])
+    assert not sel[1].any() and (p[1, [0, 2, 3]] == 1).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net = xedm.causal_network(xr.DataArray(X, dims=("series", "time")), E=2, seed=0,
+                                  surrogates=9, progress=False)
+    why = net.undetermined_reason.values.astype(str)
+    assert (why[1, [0, 2, 3]] == REASONS[5]).all()
+    assert (net.decision.values[1, [0, 2, 3]] == "undetermined").all()
+
+
 def test_synchrony_keeps_an_oriented_link():
     """A chain of phase-locked Rössler oscillators: the cross maps peak at Tp > 0 both ways
     (synchrony), yet the predictive test orients each link; every link is found."""
@@ -554,7 +575,7 @@ def test_predictive_gain_without_common_predictions_is_nan():
     assert p[0] == 1 and np.isnan(gain[0])
     X = xedm.datasets.many_series(3, 50, density=0.5, seed=3).x.values.copy()
     X[1] = 0.5
-    p, gain, sel, _, _, _ = predictive_tests(X, np.array([1, 1, 2]))
+    p, gain, sel, _, _, _, _ = predictive_tests(X, np.array([1, 1, 2]))
     assert np.isnan(gain[[0, 2], 1]).all() and (p[[0, 2], 1] == 1).all()
     assert not sel[:, 1].any()
 

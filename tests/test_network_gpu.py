@@ -146,7 +146,10 @@ def test_pools_gpu_equal_cpu(monkeypatch, warp_max):
         np.testing.assert_array_equal(gpu, cpu[off[j]:off[j] + n[i]])
 
 
-def test_warmup_compiles_every_conditioning_variant():
+def test_warmup_compiles_every_conditioning_variant(monkeypatch):
+    from xedm.kernels.predict import gpu_conditional
+
+    monkeypatch.setattr(gpu_conditional, "_CACHE", {})  # not the other tests' variants
     info = xedm.warmup("gpu", E_max=3, functions=["causal_network"], lengths=[300])
     assert "errors" not in info
     mods = [v for v in info["variants"] if v.startswith("predict.gpu_conditional")]

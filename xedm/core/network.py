@@ -214,7 +214,8 @@ MIN_POINTS_PER_DIM = 20
 #: why a pair is undetermined (``undetermined_reason``)
 REASONS = {1: "constant series", 2: "too few independent points for the embedding",
            3: "synchrony both ways: cannot be oriented",
-           4: "not significant, but a gain that counts is within the confidence bound"}
+           4: "not significant, but a gain that counts is within the confidence bound",
+           5: "predicted exactly by its own past: nothing left for a driver to explain"}
 #: the smallest gain that counts (a driver that removes 5 % of the mean absolute error of
 #: the one-step prediction): a pair is ``no link`` only when the gain's upper confidence
 #: bound lies below it
@@ -234,7 +235,7 @@ def effective_points(X, E, max_lag=1) -> np.ndarray:
     return points / (1.0 + dec)
 
 
-def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None) -> dict:
+def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None) -> dict:
     """The pairs the data cannot decide, among those not linked: ``undetermined`` (N, N)
     bool and ``undetermined_reason`` (N, N) int8 (0: decided; :data:`REASONS`): a constant
     series at either end; either series with fewer than MIN_POINTS_PER_DIM effective points
@@ -242,7 +243,8 @@ def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None) -> dict:
     lags and one driver); a synchronous pair whose direction cannot be told
     (``unoriented``); a pair whose gain's upper confidence bound ``gain_hi`` reaches
     MIN_GAIN (the test could not rule out a gain that counts; pairs without a test, NaN,
-    are decided by the screen)."""
+    are decided by the screen); the drivers of a series its own past predicts exactly
+    (``exact`` (N,) bool, the library's row)."""
     X = np.asarray(X, np.float64)
     N = len(X)
     E = np.asarray(E, np.int64)
@@ -252,6 +254,8 @@ def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None) -> dict:
     reason = np.zeros((N, N), np.int8)
     if gain_hi is not None:
         reason[np.nan_to_num(np.asarray(gain_hi, np.float64), nan=-1.0) >= MIN_GAIN] = 4
+    if exact is not None:
+        reason[np.asarray(exact, bool)] = 5
     reason[(few[:, None] < need[:, None]) | (few[None, :] < need[:, None])] = 2
     reason[const[:, None] | const[None, :]] = 1
     reason[np.asarray(unoriented, bool)] = 3
@@ -333,7 +337,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place); in a
         # large network the MAX_CANDIDATES with the highest skill
-        gp, gain, chosen, n_drivers, dl, ghi = predictive_tests(
+        gp, gain, chosen, n_drivers, dl, ghi, exact = predictive_tests(
             X, E, excl=excl, backend=backend, pool=screen(rho), max_lag=max_lag,
             progress=progress)
         gq = bh_qvalues(gp, chosen)
@@ -345,7 +349,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
                    selected=chosen,
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
                    link=passed & ~unoriented)
-        out.update(undecided(X, E, out["link"], unoriented, max_lag=max_lag, gain_hi=ghi))
+        out.update(undecided(X, E, out["link"], unoriented, max_lag=max_lag, gain_hi=ghi,
+                             exact=exact))
         return out
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,

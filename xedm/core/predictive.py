@@ -162,6 +162,10 @@ class _Batch:
                          theta)
 
 
+#: a series whose own one-step model errs by less than this (mean absolute error, in units
+#: of its standard deviation) is predicted to rounding: a periodic orbit of a map, a fixed
+#: point (on such a series CPU and GPU selections differed on rounding alone)
+EXACT = 1e-9
 #: error rows of one launch, in bytes (the first round holds N (N - 1) models)
 BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
 #: drivers in play: at most MAX_CANDIDATES per series, at the start (:func:`screen`) and
@@ -229,7 +233,11 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     (:func:`improvement_p`'s, NaN where not tested), ``selected`` (N, N) bool, ``n_drivers``
     (N,) the number of selected drivers of each series and ``lag`` (N, N) the delay k of
     each pair's test (its selected delay, or the best one; 0 where not tested), and
-    ``gain_hi`` (N, N): the gain's upper bound (:func:`improvement_p`; NaN where not tested).
+    ``gain_hi`` (N, N): the gain's upper bound (:func:`improvement_p`; NaN where not tested),
+    and ``exact`` (N,) bool: the series whose own model's mean absolute error is below
+    :data:`EXACT` (standardised units), or singular at every point (the states repeat
+    exactly): predicted to rounding by their own value, they are not conditioned (p 1,
+    gain NaN: nothing is left for a driver to explain).
     ``neighborhood`` (extra, width): the local linear fits in d coordinates take (d + 1) +
     extra neighbours among the ``width`` nearest in the series' own state.
     """
@@ -268,7 +276,17 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         st.keep(part, b.run(st, weight, theta), rows)
     live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
         allowed[i]))]) for i in range(N)}
-    active = [i for i in active if len(live[i]) and max_drivers > 0]
+    # a series its own value predicts to rounding (a periodic orbit, a fixed point): no
+    # driver can reduce an error that is not there, and any test would rank rounding noise
+    e0 = st.e0.get() if hasattr(st.e0, "get") else np.asarray(st.e0)
+    exact = np.zeros(N, bool)
+    for i in range(N):
+        e = np.abs(e0[i, :n[i]])
+        e = e[np.isfinite(e)]
+        # (no finite error at all: every fit singular, the points repeat exactly)
+        exact[i] = n[i] > 0 and (len(e) == 0 or e.mean() < EXACT)
+    active = [i for i in active if len(live[i]) and max_drivers > 0 and not exact[i]]
+    tested = [i for i in tested if not exact[i]]
     rounds = iter(progress(range(int(max_drivers) + int(E.max(initial=1)))))
     mask = np.zeros(N, np.int64)  # the own lags chosen, as bits
     n_drv = np.zeros(N, np.int64)
@@ -354,7 +372,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         jj, ll = np.divmod(cc, T)
         p[ii, jj], gain[ii, jj], hi[ii, jj] = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
         lag[ii, jj] = ll + 1
-    return p, gain, selected, selected.sum(axis=1), lag, hi
+    return p, gain, selected, selected.sum(axis=1), lag, hi, exact
 
 
 def _round(st, part, live, chosen, mask, r, extra, weight, theta):
