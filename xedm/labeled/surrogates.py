@@ -69,7 +69,6 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
         raise ValueError(f"{name}: {err}") from None
     none, same = degenerate_rows(flat)
 
-
     def where(i):
         if labels is None:
             return name
