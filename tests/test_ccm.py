@@ -56,10 +56,10 @@ def test_ccm_shallow_table_fallback_is_exact(monkeypatch, depth_factor):
 @pytest.mark.quick
 def test_full_library_ccm_equals_simplex_crossmap():
     ds = xedm.datasets.coupled_logistic(300)
-    out = ds.edm.ccm(["x", "y"], lib_sizes=[1000], E=3, samples=2, seed=0)
+    out = ds.edm.ccm(["x", "y"], lib_sizes=[300], E=3, samples=2, seed=0)  # the whole data
     for lib, tgt in [("x", "y"), ("y", "x")]:
         s = xedm.simplex(ds, 3, columns=lib, target=tgt, Tp=0)
-        np.testing.assert_allclose(out.rho.sel(library=lib, target=tgt, lib_size=1000),
+        np.testing.assert_allclose(out.rho.sel(library=lib, target=tgt, lib_size=300),
                                    float(s.rho), rtol=1e-9)
 
 
@@ -328,13 +328,16 @@ def test_ccm_dask_equals_numpy():
 
 
 def test_ccm_lib_sizes_beyond_the_library():
-    """Sizes at or above the valid library points use all of them: equal columns."""
+    """Sizes at or above the valid library points use all of them: equal columns; sizes
+    above the number of time points are refused (issue 43)."""
     ds = xedm.datasets.coupled_logistic(100)
-    out = ds.edm.ccm(["x", "y"], lib_sizes=[20, 99, 500], E=2, samples=3, seed=0,
+    out = ds.edm.ccm(["x", "y"], lib_sizes=[20, 99, 100], E=2, samples=3, seed=0,
                      keep_samples=True, progress=False)
     assert (out.n_valid.values == 99).all()
-    np.testing.assert_array_equal(out.rho.sel(lib_size=99), out.rho.sel(lib_size=500))
-    full = out.rho_sample.sel(lib_size=500).values
+    np.testing.assert_array_equal(out.rho.sel(lib_size=99), out.rho.sel(lib_size=100))
+    with pytest.raises(ValueError, match="500 is larger than the data \\(100 time points\\)"):
+        ds.edm.ccm(["x", "y"], lib_sizes=[20, 500], E=2, samples=3, seed=0)
+    full = out.rho_sample.sel(lib_size=100).values
     np.testing.assert_array_equal(full, full[..., :1].repeat(3, axis=-1))  # samples equal
 
 

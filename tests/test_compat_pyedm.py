@@ -156,9 +156,9 @@ def test_multiview_arguments_pyedm_ignores_are_refused(kw, words):
         compat.Multiview(S["block_3sp"], **{**base, **kw})
 
 
-def test_multiview_knn_d_plus_1_is_accepted():
-    """knn = D + 1 is the value pyEDM uses anyway: accepted, the same result."""
+def test_multiview_knn_is_refused_even_at_d_plus_1():
+    """pyEDM 2.5.7's Multiview ignores knn (it always uses D + 1): any knn but 0 is refused,
+    as the module says, D + 1 included (issue 43: a knn that does nothing is nonsense)."""
     base = dict(columns="x_t y_t z_t", target="x_t", lib="1 100", pred="101 195", E=2)
-    a = compat.Multiview(S["block_3sp"], **base)["Predictions"]
-    pd.testing.assert_frame_equal(a, compat.Multiview(S["block_3sp"], **base,
-                                                      knn=4)["Predictions"])
+    with pytest.raises(ValueError, match="knn=4 is refused: pyEDM 2.5.7's Multiview ignores"):
+        compat.Multiview(S["block_3sp"], **base, knn=4)

@@ -49,7 +49,7 @@ def test_ccm_pools_replicates(reps):
     E = 3
     both = xr.Dataset({"x": reps, "y": reps ** 2 + 0.1 * reps.shift(time=1).fillna(0)})
     pooled = xedm.pool_replicates(both, E=E)
-    c = xedm.ccm(pooled, ["x", "y"], lib_sizes=[10_000], E=E, samples=1, seed=0)
+    c = xedm.ccm(pooled, ["x", "y"], lib_sizes=[pooled.sizes["time"]], E=E, samples=1, seed=0)
     gap = E - 1
     segs = [slice(s, s + 49) for s in (0, 50 + gap, 100 + 2 * gap)]
     s = xedm.simplex(pooled, E, Tp=0, columns="x", target="y", lib=segs, pred=segs)

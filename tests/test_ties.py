@@ -452,7 +452,7 @@ def test_public_ccm(seed, E0, E1, tau, excl, nan, Tp, knn):
     E = [E0, E1]
     X = runs_series(seed, T, min_run(max(E), tau, max(E) + 2), 2, nan)
     da = xr.DataArray(X, dims=("var", "time"), coords={"var": ["a", "b"]})
-    sizes = [8, 60, 110, 1000]  # 60, 110: tables shallower than the library, ties at the cut
+    sizes = [8, 60, 110, T]  # 60, 110: tables shallower than the library, ties at the cut
     out = da.edm.ccm(series_dim="var", lib_sizes=sizes, E=E, samples=2, seed=seed % 1000, tau=tau,
                      Tp=Tp, knn=knn, exclusion_radius=excl, keep_samples=True)
     for i in range(2):

@@ -59,6 +59,10 @@ def local_fit(estimator, Zl: np.ndarray, bl: np.ndarray, w: np.ndarray, z: np.nd
             "need; use a regressor that does (Ridge, Lasso, ElasticNet, LinearRegression, "
             "their CV versions)"
         ) from err
+    if est is None or not hasattr(est, "coef_"):  # fit() returned no fitted regressor
+        raise TypeError(f"solver={estimator!r}: after fit() it has no coef_ (fit must return "
+                        "the fitted regressor, with coef_ and intercept_): use a linear "
+                        "regressor such as sklearn.linear_model.Ridge(alpha=0.1)")
     coef = np.ravel(np.asarray(est.coef_, dtype=np.float64))
     icpt = float(np.ravel(np.asarray(getattr(est, "intercept_", 0.0), dtype=np.float64))[0])
     return np.concatenate([[icpt], coef]), icpt + float(z @ coef)

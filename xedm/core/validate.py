@@ -35,7 +35,11 @@ def check_Tp(Tp) -> int:
 
 
 def check_exclusion_radius(r) -> int:
-    return check_int("exclusion_radius", r, 0, " (use 0 for plain leave-one-out)")
+    r = check_int("exclusion_radius", r, 0, " (use 0 for plain leave-one-out)")
+    if r >= 2**62:
+        raise ValueError(f"exclusion_radius={r} is too large to be a number of time steps; a "
+                         "radius of the series length or more excludes every neighbour")
+    return r
 
 
 def check_knn(knn, name: str = "knn") -> int | None:
@@ -120,14 +124,51 @@ def check_optional_bool(name: str, value) -> bool | None:
     return None if value is None else check_bool(name, value)
 
 
+def check_number(name: str, value, example: str, minimum: float | None = None) -> float:
+    """A finite real number (not a str, not a bool), at least ``minimum``; else a TypeError /
+    ValueError naming the parameter and an example.
+
+    >>> check_number("alpha", "0.05", "0.05")
+    Traceback (most recent call last):
+    ...
+    TypeError: alpha must be a number, e.g. alpha=0.05, got str '0.05'
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, e.g. {name}={example}, got "
+                        f"{type(value).__name__} {value!r}")
+    x = float(value)
+    if not np.isfinite(x) or (minimum is not None and x < minimum):
+        raise ValueError(f"{name}={value!r} is invalid: it must be finite"
+                         + (f" and >= {minimum}" if minimum is not None else "")
+                         + f", e.g. {name}={example}")
+    return x
+
+
+def check_fraction(name: str, value, example: str, *, low_open: bool = True,
+                   high_open: bool = True) -> float:
+    """A real number in (0, 1) (``low_open``: 0 excluded; ``high_open``: 1 excluded), else a
+    TypeError / ValueError naming the parameter: the one rule of every fraction (alpha of
+    causal_network, recurrence rates, ...).  Strings such as "0.05" are refused.
+
+    >>> check_fraction("alpha", 0.05, "0.05")
+    0.05
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, e.g. {name}={example}, got "
+                        f"{type(value).__name__} {value!r}")
+    x = float(value)
+    low_ok = (0 < x) if low_open else (0 <= x)
+    high_ok = (x < 1) if high_open else (x <= 1)
+    if not (low_ok and high_ok):
+        raise ValueError(f"{name}={value} must lie in {'(0' if low_open else '[0'}, "
+                         f"{'1)' if high_open else '1]'}, e.g. {name}={example}")
+    return x
+
+
 def check_solver(solver: str, alpha: float) -> tuple[str, float]:
     if solver not in ("lstsq", "ridge"):
         raise ValueError(f"solver must be 'lstsq' or 'ridge', got {solver!r}")
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a number, got {alpha!r} ({type(alpha).__name__})")
-    alpha = float(alpha)
-    if not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be finite and >= 0, got {alpha!r}")
+    alpha = check_number("alpha", alpha, "0.1 (with solver='ridge')", 0)
     if solver == "ridge" and alpha == 0:
         raise ValueError("solver='ridge' needs alpha > 0 (alpha=0 is solver='lstsq')")
     return solver, alpha

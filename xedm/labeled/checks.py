@@ -22,7 +22,7 @@ from ..core import validate as v
 from ..core.embed import LibSpec, library_selection, prediction_times, static_library_size
 from ..core.simplex import default_knn
 from ..memory import check_memory, check_work
-from ..stats.surrogates import check_method, check_options
+from ..stats.surrogates import METHODS, check_method, check_options
 from .inputs import VAR, user_stacklevel
 
 
@@ -32,12 +32,17 @@ def check_estimator(solver, alpha, singular_values):
     ``fit``; ``alpha`` and ``singular_values`` belong to the built-in solvers."""
     if isinstance(solver, str):
         return None
+    expected = ("solver must be 'lstsq', 'ridge' or a scikit-learn-style regressor instance with "
+                "fit(X, y, sample_weight), coef_ and intercept_ (e.g. "
+                "sklearn.linear_model.Ridge(alpha=0.1))")
+    if isinstance(solver, type):
+        raise TypeError(f"{expected}; got the class {solver.__name__}: pass an instance, e.g. "
+                        f"solver={solver.__name__}()")
     if not callable(getattr(solver, "fit", None)):
-        raise TypeError(
-            f"solver must be 'lstsq', 'ridge' or a scikit-learn-style regressor with "
-            f"fit(X, y, sample_weight), coef_ and intercept_ (e.g. "
-            f"sklearn.linear_model.Ridge(alpha=0.1)), got {solver!r}"
-        )
+        raise TypeError(f"{expected}, got {solver!r}")
+    kind = _estimator_type(solver)
+    if kind not in (None, "regressor"):
+        raise TypeError(f"{expected}; got {solver!r}, a {kind}")
     if alpha not in (0, 0.0):
         raise ValueError(
             f"alpha={alpha!r} is for solver='ridge'; a regressor carries its own "
@@ -51,6 +56,25 @@ def check_estimator(solver, alpha, singular_values):
     return solver
 
 
+
+
+def _estimator_type(solver) -> str | None:
+    """A scikit-learn estimator's type ("regressor", "classifier", "clusterer", ...); None
+    for other objects (they are checked when fitted)."""
+    if not hasattr(solver, "get_params"):
+        return None
+    try:
+        from sklearn.base import is_classifier, is_clusterer, is_regressor
+    except ImportError:
+        return None
+    try:
+        for kind, test in (("regressor", is_regressor), ("classifier", is_classifier),
+                           ("clusterer", is_clusterer)):
+            if test(solver):
+                return kind
+    except Exception:  # noqa: BLE001 - a foreign object with sklearn's names: fit decides
+        return None
+    return "transformer or other non-regressor"
 
 
 PREDICTED = frozenset(("prediction", "observed", "rho", "mae", "rmse", "n"))
@@ -113,6 +137,36 @@ def library_check(smap_like: bool, knn, combos, T: int, lib, embedded: bool, fix
 
 
 # ----------------------------------------------------------------------------- after
+def degenerate_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(no finite value, finite values all equal) for each row of ``a`` (..., T): all-NaN and
+    constant series.  Only rows whose first 16 values do not already differ are scanned whole.
+
+    >>> degenerate_rows(np.array([[1.0, np.nan, 1.0], [np.nan] * 3, [1.0, 2.0, 1.0]]))
+    (array([False,  True, False]), array([ True, False, False]))
+    """
+    a = np.asarray(a)
+    if a.shape[-1] == 0:
+        return np.ones(a.shape[:-1], bool), np.zeros(a.shape[:-1], bool)
+    head = a[..., :16]
+    fin = np.isfinite(head)
+    first = np.take_along_axis(head, np.argmax(fin, axis=-1)[..., None], -1)
+    maybe = ((head == first) | ~fin).all(axis=-1)
+    none, same = np.zeros(a.shape[:-1], bool), np.zeros(a.shape[:-1], bool)
+    for ix in zip(*np.nonzero(maybe), strict=True):
+        row = a[ix]
+        vals = row[np.isfinite(row)]
+        none[ix] = vals.size == 0
+        same[ix] = vals.size > 0 and bool((vals == vals[0]).all())
+    return none, same
+
+
+def shown(names, limit: int = 5) -> str:
+    """A list of series names for a message (the first ``limit`` and a count)."""
+    names = [x.item() if isinstance(x, np.generic) else x for x in names]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"{names[:limit]}{more}"
+
+
 def _all_nan_series(X, y, dim: str) -> tuple[int, int]:
     """(series whose columns or target have no finite value, all series)."""
     col_ok = np.isfinite(X).any(dim)
@@ -172,6 +226,19 @@ def check_skill(func: str, rho: np.ndarray, n: np.ndarray, prediction: np.ndarra
         why = _rho_why(int(np.max(np.asarray(n)[bad])))
     warnings.warn(f"{func}: rho (and the skill) is NaN{some}: {why}", UserWarning,
                   stacklevel=user_stacklevel())
+
+
+def check_variance(func: str, prediction: np.ndarray, variance: np.ndarray) -> None:
+    """Warn when ``pred_variance`` overflows (inf) where the prediction is finite: a variance
+    is in the data's unit squared, so beyond |values| of about 1e154 it has no float64 value,
+    whatever the scaling inside (the predictions and skills are unit-free)."""
+    over = np.isinf(variance) & np.isfinite(prediction)
+    if over.any():
+        warnings.warn(f"{func}: pred_variance is inf at {int(over.sum())} of {over.size} "
+                      "predictions: the variance of values this large (the data's unit "
+                      "squared) exceeds float64's range (about 1.8e308); the predictions and "
+                      "skills are exact; divide the data by a power of 10 (e.g. 1e150) for a "
+                      "finite pred_variance", UserWarning, stacklevel=user_stacklevel())
 
 
 def block_check(func: str, core):
@@ -353,22 +420,29 @@ def check_sample_cost(n: int, T: int, sizes, samples: int, k: int, n_tp: int,
 
 
 
-def check_Tp_list(Tp) -> tuple[np.ndarray, bool]:
-    """(Tp values, whether a list was given): distinct integers."""
+def check_Tp_list(Tp, name: str = "Tp") -> tuple[np.ndarray, bool]:
+    """(Tp values, whether a list was given): distinct integers (``name``: the parameter
+    as the user passed it, e.g. causal_network's ``lags``)."""
     if np.ndim(Tp) == 0:
-        return np.array([v.check_Tp(Tp)], np.int64), False
-    vals = [v.check_Tp(t) for t in list(Tp)]
+        vals, listed = [v.check_int(name, Tp)], False
+    else:
+        vals, listed = [v.check_int(name, t) for t in list(Tp)], True
     if not vals:
-        raise ValueError("Tp=[] is empty; give one Tp or a list of distinct Tp")
+        raise ValueError(f"{name}=[] is empty; give one {name} or a list of distinct {name}")
     if len(set(vals)) != len(vals):
-        raise ValueError(f"Tp={vals} repeats a value; give each lag once")
-    return np.array(vals, np.int64), True
+        raise ValueError(f"{name}={vals} repeats a value; give each lag once")
+    if max(map(abs, vals)) >= 2**62:
+        raise ValueError(f"{name}={vals} has values too large to be time steps")
+    return np.array(vals, np.int64), listed
 
 
 
 def check_significance(n, method, seed, quantiles, options, p_method="empirical") -> dict:
     """The surrogate settings of ccm/xmap, validated (``n`` = 0: no significance test)."""
     n = v.check_int("surrogates", n, 0, " (the number of surrogates per target; 0 for none)")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"surrogate_method={method!r} is invalid; choose one of "
+                         f"{list(METHODS)}")
     q = v.check_quantiles(quantiles)
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"surrogate_options must be a dict, got {type(options).__name__}")

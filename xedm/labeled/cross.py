@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from .checks import degenerate_rows, shown
 from .inputs import SERIES_DIM, one_time_chunk
 from .inputs import user_stacklevel as _stacklevel
 
@@ -50,6 +51,15 @@ def check_block_result(xa: np.ndarray, rho: np.ndarray, labels, sdim: str, what:
         warnings.warn(
             f"{what}{where}: series {names} along {sdim!r} are all NaN{some}; their rows "
             "(library) and columns (target) of rho are NaN",
+            UserWarning, stacklevel=_stacklevel(),
+        )
+    const = degenerate_rows(xa)[1].reshape(-1, xa.shape[-2]).any(axis=0)
+    if const.any():
+        warnings.warn(
+            f"{what}{where}: series {shown([labels[i] for i in np.flatnonzero(const)])} along "
+            f"{sdim!r} are constant: as targets their rho is NaN (zero variance); as libraries "
+            "all their states coincide, so neighbours are picked by time order alone and "
+            "their rows of rho mean nothing: leave them out",
             UserWarning, stacklevel=_stacklevel(),
         )
 

@@ -157,6 +157,10 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
                    "everywhere, which has no correlation")
             raise ValueError(f"lib_sizes must be >= knn ({k} for E={e}) and >= 2{why}; "
                              f"got {sizes.min()}")
+    if sizes.max() > T:
+        raise ValueError(f"lib_sizes={sizes.tolist()}: {sizes.max()} is larger than the data "
+                         f"({T} time points); a library holds at most every state: use sizes "
+                         f"up to {T}")
     keep_samples = v.check_bool("keep_samples", keep_samples)
     keep_null = v.check_bool("keep_null", keep_null)
     check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,

@@ -40,6 +40,7 @@ from .checks import (
     check_horizon,
     check_predictions,
     check_skill,
+    check_variance,
     library_check,
     pred_times,
 )
@@ -422,6 +423,7 @@ def simplex(
     }, lazy)
     if not lazy:
         _check_results("simplex", results[0], X, y, dim, excl, out_t)
+        check_variance("simplex", results[0]["prediction"][1], results[0]["pred_variance"][1])
     attrs.update(knn=int(knn if knn is not None else E + 1), backend=backend,
                  **neighbor_attrs(method, lazy))
     return _finish(results, dim, index, out_t, attrs)

@@ -3,11 +3,14 @@ and ``smap(..., generate_steps=n)``.  The loop itself is :mod:`xedm.core.generat
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..core import validate as v
 from ..core.generate import generate
-from .inputs import VAR, build_dataset, extended_labels
+from .checks import check_variance, degenerate_rows, shown
+from .inputs import VAR, build_dataset, extended_labels, user_stacklevel
 
 
 def check_generate(steps, p, pred, embedded) -> int:
@@ -32,6 +35,42 @@ def check_generate(steps, p, pred, embedded) -> int:
     return steps
 
 
+def _check_generated(kind, steps, p, x, prediction, X, lead) -> None:
+    """No finite forecast anywhere raises; all-NaN, constant or otherwise forecast-less series
+    among others warn once, named (their forecasts are NaN, or the constant repeated)."""
+    none, same = degenerate_rows(x)
+    failed = ~np.isfinite(prediction).any(axis=-1) & ~none
+    what = f"{kind}(..., generate_steps={steps})"
+    why_failed = (f"the newest state (the last (E-1)*tau + 1 = {(p.E - 1) * p.tau + 1} values) "
+                  "holds NaN, or no library point has a finite next value: fill the gaps or "
+                  "cut the series where its last finite state ends")
+    if none.all():
+        raise ValueError(f"{what}: the data have no finite value (all NaN or inf); there is "
+                         "nothing to forecast")
+    if (none | failed).all():
+        raise ValueError(f"{what}: no series gives a finite forecast: {why_failed}")
+
+    def names(mask):
+        if not lead:
+            return "the series"
+        idx = np.argwhere(mask.reshape(X.shape[:-1]))
+        return "series " + shown([", ".join(f"{d}={X[d].values[i].item() if d in X.coords else i}"
+                                             for d, i in zip(lead, row, strict=True))
+                                  for row in idx])
+
+    parts = []
+    if none.any():
+        parts.append(f"{names(none)} are all NaN: their forecasts are NaN")
+    if failed.any():
+        parts.append(f"{names(failed)} give no finite forecast: {why_failed}")
+    if same.any():
+        parts.append(f"{names(same)} are constant: every neighbour is at distance 0, and the "
+                     "forecast repeats that value")
+    if parts:
+        warnings.warn(f"{what}: " + "; ".join(parts), UserWarning,
+                      stacklevel=user_stacklevel())
+
+
 def generative(kind: str, p, steps: int, *, thetas=(0.0,), alpha=0.0, estimator=None,
                coef=None):
     """The Dataset of ``steps`` generated values (``kind``: "simplex" or "smap"): one result
@@ -48,10 +87,13 @@ def generative(kind: str, p, steps: int, *, thetas=(0.0,), alpha=0.0, estimator=
                    excl=p.excl, lib=p.spec["lib"], thetas=thetas, alpha=alpha,
                    estimator=estimator)
     shape = Xa.shape[:-1]
+    _check_generated(kind, steps, p, flat[:, 0], res["prediction"], X, lead)
     dims = (*lead, dim)
     data_vars = {"prediction": (dims, res["prediction"].reshape(*shape, steps)),
                  "observed": (dims, np.full(shape + (steps,), np.nan))}
     if kind == "simplex":
+        check_variance(f"simplex(..., generate_steps={steps})", res["prediction"],
+                       res["pred_variance"])
         data_vars["pred_variance"] = (dims, res["pred_variance"].reshape(*shape, steps))
     else:
         data_vars["coefficients"] = ((*dims, "coef"),

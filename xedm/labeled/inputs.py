@@ -337,6 +337,22 @@ def _time_column(df: pd.DataFrame, time_dim: str | None):
     return df.index, None  # no time column: positions 0..T-1
 
 
+def _unique_times(labels: pd.Index, where: str) -> None:
+    """Refuse repeated time labels of a DataFrame or Series: lib= and pred= select by label,
+    and a repeat usually means several series stacked in one column (a long table)."""
+    if labels.is_unique:
+        return
+    rep = labels[labels.duplicated()].unique()
+    shown = ", ".join(map(str, rep[:3].tolist())) + (", ..." if len(rep) > 3 else "")
+    raise ValueError(
+        f"data: {where} repeats time labels ({shown}: {len(labels) - len(labels.unique())} of "
+        f"{len(labels)} rows); each time must appear once. Several series stacked in one "
+        "column? Pivot them to one column per series (df.pivot(index='time', columns='site', "
+        "values='x')); repeated rows? drop them (df.drop_duplicates('time')); or pass "
+        "time_dim= naming the right time column"
+    )
+
+
 def from_dataframe(df: pd.DataFrame, time_dim: str | None = None) -> xr.Dataset:
     """A pandas DataFrame as a Dataset: one variable per column along the time dim.
 
@@ -344,7 +360,8 @@ def from_dataframe(df: pd.DataFrame, time_dim: str | None = None) -> xr.Dataset:
     a column called "time" or "Time"; else the index when it is not the default 0..n-1; else
     the first column when it is increasing numbers or dates (pyEDM's convention, e.g. "year"
     of pyEDM's sardine_anchovy_sst); else the positions 0..n-1.  The time dim is named
-    ``time_dim`` (default "time"); column names become strings.
+    ``time_dim`` (default "time"); column names become strings.  Repeated time labels are
+    refused (a ValueError: lib and pred select by label).
 
     >>> df = pd.DataFrame({"Time": [1, 2, 3], "x": [0.1, 0.5, 0.2]})
     >>> ds = from_dataframe(df)
@@ -359,6 +376,7 @@ def from_dataframe(df: pd.DataFrame, time_dim: str | None = None) -> xr.Dataset:
     if repeated:
         raise ValueError(f"the DataFrame has the columns {repeated} more than once; rename them")
     labels, used = _time_column(df, time_dim)
+    _unique_times(pd.Index(labels), "its time column " + repr(used) if used else "its index")
     dim = time_dim or "time"
     variables = {c: (dim, df.iloc[:, i].to_numpy()) for i, c in enumerate(cols) if c != used}
     return xr.Dataset(variables, coords={dim: np.asarray(labels)})
@@ -374,6 +392,7 @@ def as_xarray(data, dim: str | None):
     if isinstance(data, (xr.DataArray, xr.Dataset)):
         return data
     if isinstance(data, pd.Series):
+        _unique_times(data.index, "the Series' index")
         return xr.DataArray(data)
     if isinstance(data, pd.DataFrame):
         return from_dataframe(data, dim)

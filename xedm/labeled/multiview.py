@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from math import isqrt
 
@@ -14,15 +15,17 @@ from ..core.embed import LibSpec, library_selection
 from ..core.multiview import multiview as _multiview
 from ..core.multiview import view_count
 from ..neighbors.base import method_name
-from .checks import PREDICTED, check_horizon
+from .checks import PREDICTED, check_horizon, degenerate_rows, shown
 from .inputs import (
     VAR,
     Data,
     check_names,
     describe,
+    is_lazy,
     lib_spec,
     select,
     time_index,
+    user_stacklevel,
 )
 from .inputs import pred_mask as _pred_mask
 
@@ -43,7 +46,8 @@ def _as_dataset(da: xr.DataArray, series_dim: str, columns, target):
     """A DataArray's series along ``series_dim`` as Dataset variables named by their labels
     (as strings); columns default to all of them."""
     if series_dim not in da.dims:
-        raise ValueError(f"series_dim={series_dim!r} is not a dim of the data {da.dims}")
+        raise ValueError(f"series_dim={series_dim!r} is not a dim of the data {da.dims}; name "
+                         "the dim whose labels are the columns")
     labels = da[series_dim].values.tolist()
     ds = da.to_dataset(dim=series_dim)
     ds = ds.rename({k: str(k) for k in ds.data_vars if not isinstance(k, str)})
@@ -51,6 +55,22 @@ def _as_dataset(da: xr.DataArray, series_dim: str, columns, target):
         columns = labels
     cols = [str(c) for c in ([columns] if isinstance(columns, (str, int)) else columns)]
     return ds, cols, None if target is None else str(target)
+
+
+def _check_values(results, X, y, cols, dim, excl, out_t) -> None:
+    """In-memory results as simplex's (no finite forecast raises, NaN rho warns why), and one
+    warning naming the constant columns: views of their lags alone have every state at the
+    same point, their neighbours picked by time order alone."""
+    from .edm import _check_results
+
+    _check_results("multiview", results, X, y, dim, excl, out_t)
+    const = degenerate_rows(X.transpose(..., VAR, dim).values)[1]
+    const = const.reshape(-1, const.shape[-1]).any(axis=0)
+    if const.any():
+        warnings.warn(f"multiview: columns {shown([cols[i] for i in np.flatnonzero(const)])} "
+                      "are constant: they add nothing to a view, and views of their lags "
+                      "alone pick neighbours by time order alone; leave them out",
+                      UserWarning, stacklevel=user_stacklevel())
 
 
 def multiview(
@@ -153,9 +173,11 @@ def multiview(
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
     check_horizon(Tp, T)
+    v.check_embedding_fits(E, tau, T)
     n_lagged = E * len(cols)
     D = _check_count("D", n_given if D is None else D, 1, n_lagged,
-                     f"lagged columns (E={E} x {len(cols)} columns)")
+                     f"lagged columns (E={E} x {len(cols)} columns"
+                     + (" left by exclude_target=True" if exclude_target else "") + ")")
     V = view_count(n_lagged, D)
     k = _check_count("multiview", max(1, isqrt(V)) if multiview is None else multiview, 1, V,
                      f"views of D={D} from {n_lagged} lagged columns")
@@ -185,6 +207,8 @@ def multiview(
     outputs = {key: (*dims[key], np.int64 if key in ("n", "view_n", "views") else float)
                for key in _OUTPUTS}
     results = _apply(X, y, dim, core, outputs)
+    if not is_lazy(X, y):
+        _check_values(results[0], X, y, cols, dim, excl, out_t)
     names = np.array([f"{c}(t-{e * tau})" for e in range(E) for c in cols])
     res = results[0]
     vdims, views = res.pop("views")

@@ -16,8 +16,10 @@ from .checks import (
     E_per_series,
     check_E_from,
     check_library_points,
+    check_series_exclusion,
     check_significance,
     check_Tp_list,
+    shown,
 )
 from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
@@ -45,20 +47,6 @@ RULE = ("link[library=i, target=j] (j -> i directly) when: q_value <= alpha (the
         "still predicts j given its estimates from the manifolds of i's other screened "
         "drivers k (p_value <= alpha before Benjamini-Hochberg, and best_Tp <= 0) and k's "
         "own values (partial cross mapping)")
-
-
-def _fraction(name: str, value, example: str, *, low_open: bool) -> float:
-    """A real number in (0, 1) (``low_open``) or [0, 1), else a TypeError / ValueError
-    naming the parameter."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
-                                                                     np.floating)):
-        raise TypeError(f"{name} must be a number, e.g. {name}={example}, got "
-                        f"{type(value).__name__} {value!r}")
-    x = float(value)
-    if not ((0 < x) if low_open else (0 <= x)) or not x < 1:
-        raise ValueError(f"{name}={value} must lie in {'(0' if low_open else '[0'}, 1), "
-                         f"e.g. {example}")
-    return x
 
 
 def _series(data, series_dim, columns, time_dim):
@@ -234,16 +222,16 @@ def causal_network(
     tau = v.check_tau(tau)
     knn = v.check_knn(knn)
     excl = v.check_exclusion_radius(exclusion_radius)
-    lags_arr, _ = check_Tp_list(list(lags) if np.ndim(lags) else [lags])
+    lags_arr, _ = check_Tp_list(list(lags) if np.ndim(lags) else [lags], "lags")
     lags_arr = np.unique(lags_arr)
     if not (lags_arr <= 0).any():
         raise ValueError(f"lags={list(lags)} has no lag <= 0: a driver's skill is tested at "
                          "Tp <= 0; include 0, e.g. lags=[-2, -1, 0, 1, 2]")
-    alpha = _fraction("alpha", alpha, "0.05", low_open=True)
+    alpha = v.check_fraction("alpha", alpha, "0.05")
     if conditioning not in ("predictive", "partial"):
         raise ValueError(f"conditioning={conditioning!r} must be 'predictive' (the default) "
                          "or 'partial' (partial cross mapping)")
-    min_partial = _fraction("min_partial", min_partial, "0.2", low_open=False)
+    min_partial = v.check_fraction("min_partial", min_partial, "0.2", low_open=False)
     max_lag = v.check_int("max_lag", max_lag, 1, " (the longest driver delay tested, in "
                           "steps: e.g. 5)")
     if max_lag >= T // 4:
@@ -260,6 +248,7 @@ def causal_network(
         E_top = int(Ev.max())
     for tp in [1, *lags_arr.tolist()]:
         check_library_points(T, E_top, tau, tp, knn, "E_max" if E is None else "E")
+    check_series_exclusion(T, E_top, tau, 0, excl)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single",
                                         "xmap_skill", "conditional_state"], N * T * T)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
@@ -282,12 +271,14 @@ def causal_network(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
         min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend,
         max_lag=max_lag))
-    _warn_undetermined(out["undetermined_reason"])
+    _warn_undetermined(out["undetermined_reason"],
+                       [labels[i] for i in np.flatnonzero(x.max(axis=1) == x.min(axis=1))])
     return ds
 
 
-def _warn_undetermined(reason) -> None:
-    """One warning for a run with undetermined pairs: how many, and why."""
+def _warn_undetermined(reason, constant=()) -> None:
+    """One warning for a run with undetermined pairs: how many, and why (naming the constant
+    series)."""
     from ..core.network import REASONS
 
     n = int((reason > 0).sum())
@@ -298,6 +289,8 @@ def _warn_undetermined(reason) -> None:
                     if (reason == k).any())
     import warnings
 
+    if len(constant):
+        why += f"; the constant series are {shown(constant)}"
     warnings.warn(f"causal_network: {n} of {N * (N - 1)} pairs are undetermined ({why}): the "
                   "data cannot tell link from no link there (longer series may); see the "
                   "result's 'decision' and 'undetermined_reason'", UserWarning, stacklevel=3)

@@ -127,6 +127,10 @@ def test_nonlinearity(
               "exclusion_radius": exclusion_radius, "lib": lib, "pred": pred,
               "backend": backend, "neighbors": neighbors}
     ds = predict_nonlinear(data, **common)
+    if surrogate_options is not None and not isinstance(surrogate_options, dict):
+        raise TypeError(f"surrogate_options must be a dict of the method's options, e.g. "
+                        f"surrogate_options={{'max_iter': 200}}, got "
+                        f"{type(surrogate_options).__name__} {surrogate_options!r}")
     S = _surrogates(data, method, n, seed=seed, **(surrogate_options or {}))
     null = predict_nonlinear(S, **common)
     d_rho, d_mae = _gains(ds)

@@ -60,10 +60,15 @@ def pool_replicates(
                          f"{tuple(data.dims)}; name the dim that indexes the replicates")
     tdim = resolve_dim(data, time_dim)
     if tdim == replicate_dim:
-        raise ValueError(f"replicate_dim and the time dim are both {tdim!r}")
+        raise ValueError(f"replicate_dim and the time dim are both {tdim!r}; pass "
+                         "replicate_dim= naming the dim of the replicates, or time_dim=")
     gap = (E - 1) * tau + abs(Tp)
     R = data.sizes[replicate_dim]
     T = data.sizes[tdim]
+    if gap >= T:
+        raise ValueError(f"E={E}, tau={tau}, Tp={Tp} need (E-1)*tau + |Tp| = {gap} < the "
+                         f"replicates' length {T}: no state of a replicate would fit; use a "
+                         "smaller E, tau or |Tp|")
     labels = data[replicate_dim].values if replicate_dim in data.coords else np.arange(R)
     times = data[tdim].values if tdim in data.coords else np.arange(T)
     data = data.astype(np.float64)

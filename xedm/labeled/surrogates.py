@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -9,7 +11,8 @@ import xarray as xr
 from ..core import validate as v
 from ..memory import check_memory
 from ..stats.surrogates import check_method, check_options, make_surrogates
-from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim
+from .checks import degenerate_rows, shown
+from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim, user_stacklevel
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
@@ -64,6 +67,16 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
         S, info = make_surrogates(flat, method, n, seed, labels=labels, **params)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
+    none, same = degenerate_rows(flat)
+
+    def where(i):
+        if labels is None:
+            return name
+        return f"{name} at " + ", ".join(
+            f"{d}={x[d].values[k].item() if d in x.coords else k!r}" for d, k in labels[i].items())
+
+    info = dict(info, degenerate=[[where(i) for i in np.flatnonzero(m)] for m in (none, same)]
+                + [len(flat)])
     S = np.moveaxis(S.reshape(vals.shape[:-1] + (n, vals.shape[-1])), -2, 0)
     out = xr.DataArray(S, dims=("surrogate", *other, dim), coords=x.coords, name=da.name,
                        attrs=dict(da.attrs))
@@ -96,6 +109,29 @@ def _check_size(data, tdim: str, n: int) -> None:
     # the result and the method's working copy (float64), n per value of the data
     check_memory(16.0 * n * cells, f"surrogates(n={n}) of {cells:,} values",
                  "use a smaller n, or fewer series at a time")
+
+
+def _check_degenerate(infos: list[dict]) -> None:
+    """Raise when every series is all NaN; else one warning naming the all-NaN series (their
+    surrogates are NaN) and the constant ones (their surrogates are the constant itself, so a
+    test against them cannot tell anything)."""
+    found = [i["degenerate"] for i in infos if "degenerate" in i]
+    if not found:
+        return  # dask-backed data: not read here
+    none = [s for f in found for s in f[0]]
+    same = [s for f in found for s in f[1]]
+    if len(none) == sum(f[2] for f in found):
+        raise ValueError("surrogates: the data have no finite value (all NaN or inf); there is "
+                         "nothing to draw surrogates of")
+    parts = []
+    if none:
+        parts.append(f"{shown(none)} are all NaN: their surrogates are NaN")
+    if same:
+        parts.append(f"{shown(same)} are constant: their surrogates repeat the constant, so a "
+                     "test against them cannot tell anything")
+    if parts:
+        warnings.warn("surrogates: " + "; ".join(parts), UserWarning,
+                      stacklevel=user_stacklevel())
 
 
 def _diagnostics(attrs: dict, info: dict) -> None:
@@ -221,16 +257,19 @@ def surrogates(
     if isinstance(data, xr.DataArray):
         check_numeric(data, "data" if data.name is None else str(data.name))
         out, info = _one(data, tdim, method, n, seed, params)
+        _check_degenerate([info])
         out.attrs.update(attrs)
         _diagnostics(out.attrs, info)
         return out.assign_coords(surrogate=np.arange(n))
-    new = {}
+    new, infos = {}, []
     for name, da in data.data_vars.items():
         if tdim not in da.dims:
             continue
         check_numeric(da, str(name))
         new[name], info = _one(da, tdim, method, n, seed, params)
         _diagnostics(new[name].attrs, info)
+        infos.append(info)
+    _check_degenerate(infos)
     if not new:
         raise ValueError(f"no variable of the Dataset has the dim {tdim!r}; pass time_dim=")
     out = data.assign(new).assign_coords(surrogate=np.arange(n))

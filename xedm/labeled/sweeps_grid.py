@@ -175,21 +175,23 @@ def predict_tau(
     >>> [int(t) for t in skill.tau]
     [1, 2, 3, 4]
     """
-    if tau is None:
-        taus = np.arange(1, v.check_int("tau_max", tau_max, 1, " (the largest lag tried)") + 1)
+    if tau is None:  # the range is made once (E-1)*tau_max is known to fit the data
+        taus, top = None, v.check_int("tau_max", tau_max, 1, " (the largest lag tried)")
         what = "tau_max"
     else:
         taus = np.sort(v.check_int_list("tau", tau, 1))
-        what = "tau"
+        top, what = int(taus[-1]), "tau"
     if E is None:
         raise TypeError("E (the embedding dimension) is required, e.g. E=3")
     if v.check_E(E) == 1:
         raise ValueError("E=1 has no lags, so tau has no effect; use E=2 or more")
-    p = _params(data, E, int(taus[-1]), Tp, knn, exclusion_radius, lib, pred, columns, target,
+    p = _params(data, E, top, Tp, knn, exclusion_radius, lib, pred, columns, target,
                 time_dim, False, "predict_tau", _sweep_reserved("tau"), E_name=f"E with {what}")
     X, y, index, dim = p.X, p.y, p.index, p.dim
     Tp, knn, excl, spec, attrs = p.Tp, p.knn, p.excl, p.spec, p.attrs
     T = len(index)
+    if taus is None:
+        taus = np.arange(1, top + 1)
     check_exclusion(excl, T, spec["lib"], pred_times(spec, E, int(taus[0])),
                     [(E, int(t), Tp) for t in taus])
     lazy = is_lazy(X, y)

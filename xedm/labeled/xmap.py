@@ -74,7 +74,8 @@ def ccm(
         a list of one); one int gives none (``lib_size`` is then a scalar coordinate, and
         ``float(out.rho.sel(library=..., target=...))`` a number), as for ``Tp``.  A size at
         or above a pair's number of valid library points (``n_valid``) uses all of them with
-        no draw, so every sample of it is the same, and all such sizes give the same rho.
+        no draw, so every sample of it is the same, and all such sizes give the same rho; a
+        size above the number of time points is refused.
     E : int or one int per series
         Embedding dimension of each library series.
     samples : int

@@ -136,15 +136,13 @@ def check_method(method, *, period=None, block_length=None, E=2, tau=1, recurren
         if norm not in NORMS:
             raise ValueError(f"norm={norm!r} is invalid; choose one of {list(NORMS)}")
         if eps is not None:
-            eps = float(eps)
-            if not np.isfinite(eps) or eps <= 0:
+            eps = v.check_number("eps", eps, "0.5 (a distance; or use recurrence_rate=)")
+            if eps <= 0:
                 raise ValueError(f"eps={eps!r} is invalid; give a positive distance or use "
                                  "recurrence_rate=")
             return {"E": E, "tau": tau, "eps": eps, "norm": norm}
-        rr = float(recurrence_rate)
-        if not 0 < rr < 1:
-            raise ValueError(f"recurrence_rate={recurrence_rate!r} is invalid; it must lie in "
-                             "(0, 1) (0.05 to 0.2 is usual for twin surrogates)")
+        rr = v.check_fraction("recurrence_rate", recurrence_rate,
+                              "0.1 (0.05 to 0.2 is usual for twin surrogates)")
         return {"E": E, "tau": tau, "recurrence_rate": rr, "norm": norm}
     return {}
 

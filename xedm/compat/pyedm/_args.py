@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.embed import library_selection
-from ...core.validate import check_int
+from ...core.validate import check_bool, check_int
 from ...labeled.inputs import extended_labels, from_dataframe, lib_spec
 
 #: pyEDM's default exclusion radii of PredictExclusionRadius
@@ -23,14 +23,17 @@ class _Data:
                             f"{type(dataFrame).__name__}")
         df = dataFrame.copy(deep=False)
         df.columns = [str(c) for c in df.columns]
-        if noTime:  # pyEDM numbers the rows 1..N as time
+        if check_bool("noTime", noTime):  # pyEDM numbers the rows 1..N as time
             df.insert(0, "__time__", np.arange(1, len(df) + 1))
+        elif df.shape[1] and not df.iloc[:, 0].is_unique:
+            raise ValueError(f"dataFrame: its first column {df.columns[0]!r} (pyEDM's time) "
+                             "repeats values, and xedm selects lib and pred rows by time; "
+                             "make the times unique, or pass noTime=True (rows 1..N as time)")
         self.tdim = str(df.columns[0])  # pyEDM: the first column is time
         self.ds = from_dataframe(df, self.tdim)
         self.index = pd.Index(self.ds[self.tdim].values)
         self.cols = _names(columns, df.columns, "columns")
-        tgt = _names(target, df.columns, "target") if len(target) else self.cols[:1]
-        self.target = tgt[0]
+        self.target = _target(target, df.columns, self.cols)
         if not self.cols:
             raise ValueError("columns is required, e.g. columns='x' or columns=['x', 'y']")
 
@@ -59,7 +62,10 @@ def _scalar(v):
 
 
 def _row_slices(index: pd.Index, spec, name: str, one: bool = False):
-    if spec is None or (not isinstance(spec, str) and len(spec) == 0) or spec == "":
+    if spec is None:  # pyEDM: a TypeError deep inside
+        raise TypeError(f"{name}=None: give pyEDM's 1-based row pairs, e.g. {name}='1 100', "
+                        f"or {name}='' for every row")
+    if (not isinstance(spec, str) and len(spec) == 0) or spec == "":
         return None
     vals = spec.split() if isinstance(spec, str) else list(spec)
     try:
@@ -136,6 +142,17 @@ def _names(arg, available, name: str) -> list[str]:
     if missing:
         raise ValueError(f"{name}: {missing} not in the DataFrame (columns: {list(available)})")
     return names
+
+
+def _target(target, available, cols) -> str:
+    """pyEDM's one target column (default: the first of ``cols``); several names are refused
+    (pyEDM 2.5.7 silently uses the first)."""
+    names = _names(target, available, "target") if len(target) else cols[:1]
+    if len(names) > 1:
+        raise ValueError(f"target={target!r} names {len(names)} columns {names}; pyEDM's target "
+                         f"is one column (pyEDM 2.5.7 silently uses the first), e.g. "
+                         f"target={names[0]!r}")
+    return names[0]
 
 
 def _tau(tau) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...core.validate import check_int
+from ...core.validate import check_int, check_number
 
 #: pyEDM's sample files -> the names of its ``sampleData``
 SAMPLE_FILES = {
@@ -196,6 +196,9 @@ def SurrogateData(dataFrame=None, column=None, method="ebisuzaki", numSurrogates
         raise ValueError(f"column={column!r}: name one column of the DataFrame "
                          f"({list(dataFrame.columns)})")
     count = check_int("numSurrogates", numSurrogates, 1)
+    if alpha is not None:  # pyEDM's noise std of "seasonal"
+        alpha = check_number("alpha", alpha, "0.1 (the std of the added noise)", 0)
+    smooth = check_number("smooth", smooth, "0.8", 0)
     kind = str(method).lower()
     x = dataFrame[column].to_numpy()
     if kind == "random_shuffle":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...core.validate import check_int
 from ...labeled import xmap as _cross
 from ._args import _E, _Data, _plot, _refuse, _tau
 
@@ -38,11 +39,19 @@ def CCM(dataFrame=None, columns="", target="", libSizes="", sample=30, E=0, Tp=0
     if len(d.cols) != 1 or col == tgt:
         raise ValueError("CCM here takes one column and a different target, e.g. "
                          "columns='x', target='y'")
-    sizes = [int(s) for s in (libSizes.split() if isinstance(libSizes, str) else libSizes)]
+    try:
+        sizes = [check_int("libSizes", int(s) if isinstance(s, str) else s, 1)
+                 for s in (libSizes.split() if isinstance(libSizes, str) else libSizes)]
+    except (ValueError, TypeError):
+        raise ValueError(f"libSizes={libSizes!r}: give library sizes >= 1, e.g. "
+                         "libSizes='10 80 10' (start stop increment) or [20, 50, 100]") from None
     if len(sizes) == 3 and sizes[2] < sizes[1]:  # pyEDM's "start stop increment"
         sizes = list(range(sizes[0], sizes[1] + 1, sizes[2]))
     if not sizes:
         raise ValueError("libSizes is required, e.g. libSizes='10 80 10'")
+    if max(sizes) > len(d.index):  # as pyEDM's CCM Validate()
+        raise ValueError(f"libSizes={libSizes!r}: the largest size, {max(sizes)}, exceeds the "
+                         f"data's {len(d.index)} rows; use sizes up to {len(d.index)}")
     res = _cross.ccm(d.ds, [col, tgt], lib_sizes=sizes, E=_E(E, False, d.cols), samples=sample,
                      seed=seed, tau=_tau(tau), Tp=Tp, exclusion_radius=exclusionRadius,
                      knn=knn or None, time_dim=d.tdim, progress=False, sampling="pyedm",

@@ -23,7 +23,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._args import _names
+from ...core.validate import check_bool
+from ._args import _names, _target
 
 
 def check_generate(dataFrame, columns, target, embedded, noTime) -> tuple[str, str]:
@@ -38,12 +39,12 @@ def check_generate(dataFrame, columns, target, embedded, noTime) -> tuple[str, s
     cols = _names(columns, available, "columns")
     if not cols:
         raise ValueError("columns is required, e.g. columns='x'")
-    tgt = (_names(target, available, "target") if len(target) else cols)[0]
+    tgt = _target(target, available, cols)
     if tgt != cols[0]:
         raise ValueError(f"generateSteps > 0 needs target ({tgt}) == columns ({cols[0]}): "
                          "the forecast is fed back as the column's next value")
     t0 = dataFrame.iloc[:, 0]
-    if not noTime and (pd.api.types.is_datetime64_any_dtype(t0) or (
+    if not check_bool("noTime", noTime) and (pd.api.types.is_datetime64_any_dtype(t0) or (
             t0.dtype == object and _is_date(t0.iloc[0]))):
         raise ValueError("generateSteps > 0 with datetime times needs noTime=True (as pyEDM)")
     return cols[0], tgt

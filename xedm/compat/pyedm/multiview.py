@@ -15,7 +15,7 @@ from ...core.validate import check_int
 from ...labeled.checks import check_horizon
 from ...labeled.edm import _engines
 from ...labeled.inputs import lib_spec, pred_mask
-from ._args import _Data, _frame, _names, _plot, _refuse, _tau
+from ._args import _Data, _frame, _names, _plot, _refuse, _target, _tau
 
 
 def _view_order(rho: np.ndarray) -> np.ndarray:
@@ -57,7 +57,7 @@ def Multiview(dataFrame=None, columns="", target="", lib="", pred="", D=0, E=1, 
       the forecast: ``Columns`` (a tuple of lag names), ``rho``, ``MAE`` (pyEDM's signed
       maximum error), ``CAE``, ``RMSE``, rounded to 6 decimals;
 
-    pyEDM 2.5.7 ignores ``knn`` and ``excludeTarget`` here: knn other than 0 or D + 1 and
+    pyEDM 2.5.7 ignores ``knn`` and ``excludeTarget`` here: knn other than 0 and
     ``excludeTarget=True`` are refused (xedm.multiview has both).
 
     Examples
@@ -78,7 +78,7 @@ def Multiview(dataFrame=None, columns="", target="", lib="", pred="", D=0, E=1, 
     cols = _names(columns, available, "columns")
     if not cols:
         raise ValueError("columns is required, e.g. columns='x y'")
-    tgt = (_names(target, available, "target") if len(target) else cols)[0]
+    tgt = _target(target, available, cols)
     used = list(dict.fromkeys([*cols, tgt]))
     # pyEDM's Multiview embeds the columns alone: its times are the row numbers 1..N
     d = _Data(dataFrame.iloc[:, [available.index(c) for c in used]], cols, tgt, noTime=True)
@@ -89,9 +89,9 @@ def Multiview(dataFrame=None, columns="", target="", lib="", pred="", D=0, E=1, 
     if D > n_lagged:  # pyEDM warns, sets D to n_lagged, then fails on its single view
         raise ValueError(f"D={D} is invalid: there are only {n_lagged} lagged columns (E={E} "
                          f"x {len(cols)} columns); use D <= {n_lagged}")
-    if check_int("knn", knn, 0) not in (0, D + 1):
-        raise ValueError(f"knn={knn}: pyEDM 2.5.7's Multiview ignores knn (its views use "
-                         f"knn = D + 1 = {D + 1}); leave it out, or use "
+    if check_int("knn", knn, 0):
+        raise ValueError(f"knn={knn} is refused: pyEDM 2.5.7's Multiview ignores knn (its "
+                         f"views use knn = D + 1 = {D + 1}); leave it out, or use "
                          f"xedm.multiview(..., knn={knn})")
     V = view_count(n_lagged, D)
     k = check_int("multiview", multiview)

@@ -197,6 +197,10 @@ def PredictExclusionRadius(dataFrame=None, columns="", target="", lib="", pred="
     radii = list(RADII if exclusionRadius is None else (
         [int(r) for r in exclusionRadius.split()] if isinstance(exclusionRadius, str)
         else np.atleast_1d(exclusionRadius).tolist()))
+    if not radii:
+        raise ValueError(f"exclusionRadius={exclusionRadius!r} gives no radius; give some, "
+                         "e.g. exclusionRadius=[0, 5, 10], or leave it out (pyEDM's "
+                         f"default {list(RADII)})")
     kw = dict(tau=_tau(tau), Tp=Tp, lib=d.lib(lib, validLib), pred=d.rows(pred, "pred", True),
               columns=d.cols, target=d.target, embedded=embedded, time_dim=d.tdim)
     rho = [float(_edm.simplex(d.ds, _E(E, embedded, d.cols), exclusion_radius=r, **kw).rho)

@@ -28,10 +28,17 @@ PER_STATE = ("degree", "local_clustering")
 def _which(measures):
     if measures is None:
         return NETWORK_MEASURES
+    if not isinstance(measures, str) and not np.iterable(measures):
+        raise TypeError(f"measures={measures!r} is invalid; give a measure's name or a list of "
+                        f"them, among {NETWORK_MEASURES}")
     names = [measures] if isinstance(measures, str) else list(measures)
     bad = [m for m in names if m not in NETWORK_MEASURES]
     if bad or not names:
         raise ValueError(f"measures={measures!r} is invalid; choose among {NETWORK_MEASURES}")
+    repeated = sorted({m for m in names if names.count(m) > 1})
+    if repeated:
+        raise ValueError(f"measures={measures!r} names {repeated} more than once; give each "
+                         "measure once")
     return tuple(m for m in NETWORK_MEASURES if m in names)
 
 
