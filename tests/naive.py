@@ -526,6 +526,9 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
 
         chosen, live = [], list(coords)
         e0 = errs(chosen)
+        fin = np.abs(e0[np.isfinite(e0)])
+        if len(fin) == 0 or np.median(fin) < 1e-9:  # predicted exactly: not conditioned
+            continue
         while live and sum(c[0] == "drv" for c in chosen) < max_drivers:
             res = {c: test(e0, errs(chosen, c)) for c in live}
             record(res)

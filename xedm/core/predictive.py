@@ -162,9 +162,9 @@ class _Batch:
                          theta)
 
 
-#: a series whose own one-step model errs by less than this (mean absolute error, in units
-#: of its standard deviation) is predicted to rounding: a periodic orbit of a map, a fixed
-#: point (on such a series CPU and GPU selections differed on rounding alone)
+#: a series whose own one-step model errs by less than this (the median absolute error, in
+#: units of its standard deviation) is predicted to rounding: a periodic orbit of a map, a
+#: fixed point (on such a series CPU and GPU selections differed on rounding alone)
 EXACT = 1e-9
 #: error rows of one launch, in bytes (the first round holds N (N - 1) models)
 BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
@@ -234,7 +234,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
     (N,) the number of selected drivers of each series and ``lag`` (N, N) the delay k of
     each pair's test (its selected delay, or the best one; 0 where not tested), and
     ``gain_hi`` (N, N): the gain's upper bound (:func:`improvement_p`; NaN where not tested),
-    and ``exact`` (N,) bool: the series whose own model's mean absolute error is below
+    and ``exact`` (N,) bool: the series whose own model's median absolute error is below
     :data:`EXACT` (standardised units), or singular at every point (the states repeat
     exactly): predicted to rounding by their own value, they are not conditioned (p 1,
     gain NaN: nothing is left for a driver to explain).
@@ -284,7 +284,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers
         e = np.abs(e0[i, :n[i]])
         e = e[np.isfinite(e)]
         # (no finite error at all: every fit singular, the points repeat exactly)
-        exact[i] = n[i] > 0 and (len(e) == 0 or e.mean() < EXACT)
+        exact[i] = n[i] > 0 and (len(e) == 0 or np.median(e) < EXACT)
     active = [i for i in active if len(live[i]) and max_drivers > 0 and not exact[i]]
     tested = [i for i in tested if not exact[i]]
     rounds = iter(progress(range(int(max_drivers) + int(E.max(initial=1)))))
