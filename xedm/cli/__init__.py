@@ -9,8 +9,8 @@ Dask (:mod:`xedm.cli.jobs`) when ``--out`` ends in ``.zarr``.  An ``--out`` that
 or lies inside the input is refused before any work, and so is an existing output unless
 ``--overwrite`` is given (a ``.zarr`` batch job with the same parameters and input resumes
 instead); an ``--out`` that is a symbolic link is written through, to the file it points to
-(:mod:`xedm.cli._outputs`).  Progress is a bar on a terminal and a plain line a minute in
-logs (:mod:`xedm._progress`).  ``xedm COMMAND --help`` shows examples.
+(``xedm.cli._outputs``).  Progress is a bar on a terminal and a plain line a minute in
+logs (``xedm._progress``).  ``xedm COMMAND --help`` shows examples.
 
 The package: this module parses the arguments and runs a command; one module per command
 (``xedm.cli.demo``, ``xedm.cli.edm`` for simplex, smap and embed-dimension, ``xedm.cli.ccm``,
