@@ -40,6 +40,20 @@ def view_count(n: int, D: int) -> int:
     return comb(n, D)
 
 
+def check_views(V: int, D: int, T: int, n_lagged: int, text: str, backend: str = "cpu") -> None:
+    """The work policy (:mod:`xedm.memory`) for ``V`` views of ``D`` of ``n_lagged`` lagged
+    columns on ``T`` points (``text``: the columns and E, for the message): the views' list
+    and every view's forecasts (V, T) in memory, and one simplex per view (its neighbours
+    among T points in D dimensions), refused up front."""
+    from ..memory import check_memory, check_work
+
+    what = (f"multiview with {text} ranks {V:,} views (every combination of D={D} of the "
+            f"{n_lagged} lagged columns) on {T} time points")
+    fix = "use a smaller D or E, or fewer columns"
+    check_memory(float(V) * (64 + 16 * D + 8 * T), what, fix, share=0.5)
+    check_work(float(V) * T * T * (D + 2), what, fix, backend=backend)
+
+
 def rank_views(rho: np.ndarray) -> np.ndarray:
     """View indices by descending rho; NaN last; ties in view order."""
     key = np.where(np.isfinite(rho), -rho, np.inf)

@@ -12,8 +12,8 @@ import xarray as xr
 
 from ..core import validate as v
 from ..core.embed import LibSpec, library_selection
+from ..core.multiview import check_views, view_count
 from ..core.multiview import multiview as _multiview
-from ..core.multiview import view_count
 from ..neighbors.base import method_name
 from .checks import PREDICTED, check_horizon, degenerate_rows, shown
 from .inputs import (
@@ -190,6 +190,7 @@ def multiview(
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict_var"],
                                n_lib=T, dim=D, knn=knn or D + 1, n_pred=int((rank | pmask).sum()),
                                work=V * D * T * T)
+    check_views(V, D, T, n_lagged, f"{len(cols)} columns, E={E}", backend)
     out_t = np.flatnonzero(pmask) + Tp  # static: every pred row, forecast Tp ahead
     P = len(out_t)
 
