@@ -221,6 +221,10 @@ calls = {
     "ccm": lambda n, T: xedm.ccm(xedm.datasets.coupled_logistic(T), ["x", "y"],
                                  lib_sizes=[20, 100, T - 10], E=2, samples=n),
     "embed_dimension": lambda n, T: xedm.embed_dimension(ms(n, T), E_max=10),
+    "causal_network": lambda n, T: xedm.causal_network(ms(n, T), series_dim="series"),
+    "multiview": lambda n, T: xedm.multiview(
+        ms(n, T).to_dataset("series").rename({i: f"x{i}" for i in range(n)}),
+        [f"x{i}" for i in range(n)], "x0", E=3, D=4),
 }
 func = calls[sys.argv[1]]
 small, big = eval(sys.argv[2]), eval(sys.argv[3])
@@ -242,6 +246,8 @@ except KeyboardInterrupt:
     ("predict_nonlinear", (5, 300), (300, 3000)),
     ("ccm", (100, 300), (200_000, 300)),
     ("embed_dimension", (5, 300), (400, 2000)),
+    ("causal_network", (5, 200), (40, 800)),
+    ("multiview", (3, 200), (8, 1000)),
 ])
 def test_ctrl_c_stops_a_long_call_within_seconds(tmp_path, func, small, big):
     """Each big call runs for tens of seconds to minutes on a 2-core VM; a SIGINT after 1.5 s

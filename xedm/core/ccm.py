@@ -71,7 +71,7 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
 
 CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums stay small
 XMAP_CPU_PAIRS = 5e8  # (point pairs x coordinates) of kNN per CPU core in one batch of xmap
-CCM_SET_POINTS = 2**27  # (libraries x prediction points x targets) per ccm_skill call
+CCM_SET_WORK = 2**28  # (libraries x prediction points x targets x table depth) per call
 
 
 def ccm(
@@ -148,7 +148,7 @@ def ccm(
             step = max(1, CCM_SUMS // len(members))
             # libraries per call: a call of about a second at most, so that Ctrl-C (held back
             # to the end of each kernel call) stops many samples promptly
-            mstep = max(1, CCM_SET_POINTS // max(len(pred_t) * step, 1))
+            mstep = max(1, CCM_SET_WORK // max(len(pred_t) * step * depth, 1))
             for ti, tp in enumerate(Tps):
                 obs_ok = take_times(_target_ok(fin[js], T, int(tp)), pred_t)
                 if n_sur:

@@ -22,6 +22,7 @@ from .skill import skill
 
 # views per simplex call: bounds the (views, D, T) copy of the lagged columns
 VIEW_BYTES = 2**27
+VIEW_PAIRS = 5e8  # (point pairs x coordinates) of kNN per CPU core in one call
 
 
 def lagged_columns(X: np.ndarray, E: int, tau: int) -> np.ndarray:
@@ -62,7 +63,7 @@ def rank_views(rho: np.ndarray) -> np.ndarray:
 
 def multiview(
     X, y, *, E, tau, D, k, Tp, knn, excl, lib: LibSpec, pred_mask, rank_mask, backend, method,
-    order=rank_views,
+    order=rank_views, progress=None,
 ) -> dict[str, np.ndarray]:
     """Multiview forecast of ``y`` (T,) from the columns ``X`` (C, T).
 
@@ -79,7 +80,11 @@ def multiview(
     combos = np.array(list(combinations(range(lagged.shape[0]), D)), np.int64)
     V = len(combos)
     both = rank_mask | pred_mask
-    step = max(1, VIEW_BYTES // (8 * D * T))
+    # views per call: bounded in memory, and in work (about a second) so that Ctrl-C, held
+    # back to the end of each kernel call, stops a large ranking promptly
+    from ..memory import cpu_cores
+
+    step = max(1, min(VIEW_BYTES // (8 * D * T), int(VIEW_PAIRS * cpu_cores() // (T * T * D))))
     preds = []
     for s in range(0, V, step):
         c = combos[s:s + step]
@@ -87,6 +92,8 @@ def multiview(
                       excl=excl, lib=lib, pred_mask=both, embedded=True, backend=backend,
                       method=method)
         preds.append(res["prediction"])
+        if progress is not None:  # views done (a progress bar's update)
+            progress(len(c))
     pred = np.concatenate(preds)  # (V, P)
     out_t, observed = res["out_t"], res["observed"][0]
     pred_t = out_t - Tp

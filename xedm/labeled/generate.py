@@ -11,6 +11,7 @@ from ..core import validate as v
 from ..core.generate import generate
 from .checks import check_variance, degenerate_rows, shown
 from .inputs import VAR, build_dataset, extended_labels, user_stacklevel
+from .progress import counter_bar
 
 
 def check_generate(steps, p, pred, embedded) -> int:
@@ -85,9 +86,13 @@ def generative(kind: str, p, steps: int, *, thetas=(0.0,), alpha=0.0, estimator=
     Xa = np.asarray(X.values, dtype=np.float64)  # dask data are computed: the loop is serial
     T = Xa.shape[-1]
     flat = Xa.reshape(-1, 1, T)
-    res = generate(flat, flat[:, 0], kind=kind, steps=steps, E=p.E, tau=p.tau, knn=p.knn,
-                   excl=p.excl, lib=p.spec["lib"], thetas=thetas, alpha=alpha,
-                   estimator=estimator)
+    bar = counter_bar(None, f"{kind} generate_steps", steps, unit="step")
+    try:
+        res = generate(flat, flat[:, 0], kind=kind, steps=steps, E=p.E, tau=p.tau, knn=p.knn,
+                       excl=p.excl, lib=p.spec["lib"], thetas=thetas, alpha=alpha,
+                       estimator=estimator, progress=bar.update)
+    finally:
+        bar.close()
     shape = Xa.shape[:-1]
     _check_generated(kind, steps, p, flat[:, 0], res["prediction"], X, lead)
     dims = (*lead, dim)

@@ -28,6 +28,7 @@ from .inputs import (
     user_stacklevel,
 )
 from .inputs import pred_mask as _pred_mask
+from .progress import counter_bar
 
 _OUTPUTS = ("prediction", "observed", "rho", "mae", "rmse", "n", "rank_rho", "view_rho",
             "view_mae", "view_rmse", "view_n", "views")
@@ -195,9 +196,14 @@ def multiview(
     P = len(out_t)
 
     def core(Xb, yb):
-        runs = [_multiview(xb, y1, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl, lib=spec,
-                           pred_mask=pmask, rank_mask=rank, backend=backend, method=method)
-                for xb, y1 in zip(Xb, yb, strict=True)]
+        bar = counter_bar(None, "multiview", V * len(Xb), unit="view")
+        try:
+            runs = [_multiview(xb, y1, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl,
+                               lib=spec, pred_mask=pmask, rank_mask=rank, backend=backend,
+                               method=method, progress=bar.update)
+                    for xb, y1 in zip(Xb, yb, strict=True)]
+        finally:
+            bar.close()
         return {key: np.stack([r[key] for r in runs]) for key in _OUTPUTS}
 
     one, view = ([], {}), (["view"], {"view": k})
