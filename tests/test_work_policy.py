@@ -253,3 +253,38 @@ def test_ctrl_c_stops_a_long_call_within_seconds(tmp_path, func, small, big):
     words = out.stdout.split()
     assert words[0] == "interrupted", out.stdout
     assert float(words[1]) < 5.0, out.stdout
+
+
+# ---- progress on the paths that had none ---------------------------------------------------
+
+class _Recorder:
+    """Stands in for tqdm: records each bar's description and steps."""
+
+    bars: list = []
+
+    def __init__(self, iterable=None, total=None, desc=None, **kwargs):
+        self.desc, self.total, self.steps = desc, total, []
+        _Recorder.bars.append(self)
+
+    def update(self, n=1):
+        self.steps.append(n)
+
+    def close(self):
+        pass
+
+
+def test_iaaft_generation_and_multiview_advance_a_bar(monkeypatch):
+    import tqdm.auto
+
+    import xedm._progress as progress_mod
+
+    _Recorder.bars = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", _Recorder)
+    monkeypatch.setattr(progress_mod, "interactive", lambda: True)
+    xedm.surrogates(walk, "iaaft", n=5, seed=0)
+    xedm.simplex(walk, 3, generate_steps=7)
+    xedm.multiview(_many(200, 3), ["x0", "x1", "x2"], "x0", E=2, D=2)
+    got = {b.desc: (b.total, sum(b.steps)) for b in _Recorder.bars}
+    assert got["iaaft"][0] == 1000 and 1 <= got["iaaft"][1] <= 1000  # rounds until converged
+    assert got["simplex generate_steps"] == (7, 7)
+    assert got["multiview"] == (15, 15)

@@ -13,6 +13,7 @@ from ..memory import check_memory, check_work
 from ..stats.surrogates import check_method, check_options, make_surrogates
 from .checks import degenerate_rows, shown
 from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim, user_stacklevel
+from .progress import counter_bar
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
@@ -63,10 +64,17 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
         idx = np.stack(np.unravel_index(np.arange(len(flat)), vals.shape[:-1]), axis=1)
         labels = [dict(zip(other, map(int, row), strict=True)) for row in idx]
     name = "data" if da.name is None else repr(da.name)
+    # IAAFT's rounds (up to max_iter per series; a round serves every surrogate) on a bar
+    bar = counter_bar(None, "iaaft", len(flat) * params.get("max_iter", 1000), unit="round") \
+        if method == "iaaft" else None
     try:
-        S, info = make_surrogates(flat, method, n, seed, labels=labels, **params)
+        S, info = make_surrogates(flat, method, n, seed, labels=labels,
+                                  progress=bar and bar.update, **params)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
+    finally:
+        if bar is not None:
+            bar.close()
     none, same = degenerate_rows(flat)
 
     def where(i):
