@@ -1,23 +1,32 @@
 """Memory and work policy: the one module that says how much a call may take.
 
-Every public function estimates, before it starts, the memory its arrays will hold and the
-elementary operations its kernels will run; a call over this machine's figures is refused
-up front with a ValueError that gives the estimate, the limit and the parameter to change,
-instead of a MemoryError, a swap storm or a run of hours.
+Every public function (and :mod:`xedm.compat.pyedm`, which calls them) estimates, before it
+starts, the memory its arrays will hold and the elementary operations its kernels will run;
+a call over this machine's figures is refused up front with a ValueError that gives the
+estimate, the limit and the parameter to change, instead of a MemoryError, a swap storm or a
+run of hours.
 
 * **Memory** is compared with the machine's physical memory (``os.sysconf``; psutil when it
   is installed) times a share: a deterministic figure, so a call is refused or not whatever
-  else runs at the time.  The available memory is quoted in the message as well.
-* **Work** (elementary operations: distance terms, kernel steps) is compared with the option
-  ``work_limit`` (default 1e12, about an hour of one core; ``xedm.set_options(work_limit=None)``
-  lifts it, a larger number raises it).
+  else runs at the time.  The available memory is quoted in the message as well.  A GPU
+  call's device arrays are compared with the device's memory too (:func:`check_device_memory`;
+  without CuPy or a device there is no figure and nothing is refused).
+* **Work** is counted in elementary operations (distance terms, kernel steps) and turned into
+  estimated seconds on the chosen backend (:func:`estimate_seconds`): on the CPU
+  ``CPU_OPS_PER_CORE`` a second on each core numba may use (one core for the serial paths),
+  on a GPU ``GPU_OPS_PER_SECOND``.  A call whose estimate passes the option ``work_limit``
+  (seconds, default 600: ten minutes) is refused; one over ``WARN_SECONDS`` warns that it
+  will take minutes (it shows progress and stops on Ctrl-C).  ``xedm.set_options(
+  work_limit=None)`` lifts the limit, a larger number of seconds raises it.
 * The batch sizes of the kernels' working tables (neighbour tables per batch of series, the
   share of a device's free memory that the choice of E may keep) live here too.
 
 Examples
 --------
->>> from xedm.memory import check_work
+>>> from xedm.memory import check_work, estimate_seconds
 >>> check_work(1e6, "a small call", "use less")  # well under the limit: nothing happens
+>>> estimate_seconds(2e12, "gpu")  # the GPU's rate: no CuPy needed
+2.0
 >>> try:
 ...     check_work(1e15, "ccm with samples=10**9", "use fewer samples")
 ... except ValueError as err:
@@ -105,30 +114,104 @@ def check_memory(nbytes: float, what: str, fix: str, share: float = 1.0) -> None
     )
 
 
-# a call over this share of the work limit warns that it will take minutes (one core does
-# about 1e8 of these operations a second)
-WORK_WARN_SHARE = 0.01
+# Rates that turn elementary operations into seconds (conservative: a call runs in the
+# estimate or less).  CPU: one core does about 1e8 of them a second (ccm's sampled cross maps
+# ran at ~4e8 a core on a shared 2-core VM, IAAFT's FFT rounds at ~2.5e8).  GPU: rqa(E=5,
+# tau=3, recurrence_rate=0.05) on 1,043,112 points counts 5.4e12 (cells x (one threshold +
+# E_DIST_OPS)) and ran in 1.4-3.5 s on an H100 / H200: 1.5e12-3.9e12 a second.
+CPU_OPS_PER_CORE = 1e8
+GPU_OPS_PER_SECOND = 1e12
+CALL_OPS = 1e6  # a Python-level call (a compat loop's one fit, one result) in operations
+WARN_SECONDS = 60.0  # an estimate over this warns (minutes of computing)
+WORK_LIMIT_SECONDS = 600.0  # the option work_limit's default
 
 
-def check_work(n_ops: float, what: str, fix: str) -> None:
-    """Refuse ``what`` when its estimated ``n_ops`` elementary operations exceed the option
-    ``work_limit`` (None: no limit), and warn when they exceed ``WORK_WARN_SHARE`` of it
-    (minutes of computing); ``fix`` says which parameter to change."""
+def cpu_cores() -> int:
+    """The cores the CPU kernels run on: ``NUMBA_NUM_THREADS`` when set, else the cores this
+    process may use (its affinity), else ``os.cpu_count()``."""
+    env = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return max(os.cpu_count() or 1, 1)
+
+
+def estimate_seconds(n_ops: float, backend: str | None = "cpu", *, serial: bool = False,
+                     cores: int | None = None) -> float:
+    """Estimated seconds of ``n_ops`` elementary operations on ``backend`` ("gpu": the
+    device's rate; anything else: the CPU's, on ``cores`` cores (default
+    :func:`cpu_cores`), or one when ``serial``).  Needs no device and no CuPy.
+
+    >>> estimate_seconds(4e8, "cpu", cores=4)
+    1.0
+    >>> estimate_seconds(4e8, "cpu", serial=True)
+    4.0
+    """
+    if backend == "gpu":
+        return float(n_ops) / GPU_OPS_PER_SECOND
+    n = 1 if serial else (cores or cpu_cores())
+    return float(n_ops) / (CPU_OPS_PER_CORE * n)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.2g} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} hours"
+    return f"{seconds / 86400:.2g} days"
+
+
+def _where(backend: str | None, serial: bool) -> str:
+    if backend == "gpu":
+        return "the GPU"
+    n = 1 if serial else cpu_cores()
+    return f"{n} CPU core{'s' if n > 1 else ''}"
+
+
+def check_work(n_ops: float, what: str, fix: str, *, backend: str | None = "cpu",
+               serial: bool = False) -> None:
+    """Refuse ``what`` when its estimated ``n_ops`` elementary operations take longer on
+    ``backend`` (see :func:`estimate_seconds`) than the option ``work_limit`` (seconds; None:
+    no limit), and warn when they take more than ``WARN_SECONDS``; ``fix`` says which
+    parameter to change."""
     limit = get_option("work_limit")
-    if limit is None or n_ops <= WORK_WARN_SHARE * limit:
+    seconds = estimate_seconds(n_ops, backend, serial=serial)
+    if limit is None or seconds <= min(WARN_SECONDS, float(limit)):
         return
-    if n_ops <= limit:
+    where = _where(backend, serial)
+    if seconds <= limit:
         import warnings
 
         warnings.warn(f"{what} needs about {float(n_ops):.0e} elementary operations: expect "
-                      f"minutes of computing; {fix} for a quicker result", UserWarning,
-                      stacklevel=_user_level())
+                      f"about {_duration(seconds)} on {where}; {fix} for a quicker result",
+                      UserWarning, stacklevel=_user_level())
         return
     raise ValueError(
-        f"{what} needs about {float(n_ops):.0e} elementary operations, more than the work "
-        f"limit of {float(limit):.0e} (hours of computing); {fix}, or raise the limit with "
-        "xedm.set_options(work_limit=...) (None: no limit)"
+        f"{what} needs about {float(n_ops):.0e} elementary operations, about "
+        f"{_duration(seconds)} on {where} (estimated), more than the work limit of "
+        f"{_duration(float(limit))}; {fix}, or raise the limit with "
+        "xedm.set_options(work_limit=seconds) (None: no limit)"
     )
+
+
+def check_device_memory(nbytes: float, what: str, fix: str, share: float = 0.9) -> None:
+    """Refuse a GPU call whose device arrays (``nbytes``) exceed ``share`` of the device's
+    memory; does nothing without CuPy or a device (no figure, as :func:`check_memory`)."""
+    try:
+        from .kernels.device import memory_info
+
+        info = memory_info()
+    except Exception:  # noqa: BLE001  (no CuPy, no driver: no figure)
+        info = None
+    if info is None or nbytes <= share * info[1]:
+        return
+    free, total = info
+    raise ValueError(f"{what} needs about {_gib(nbytes)} of GPU memory, more than "
+                     f"{share:g} of the device's {_gib(total)} ({_gib(free)} free now); {fix}")
 
 
 def _user_level() -> int:

@@ -19,9 +19,9 @@ OPTIONS: dict[str, Any] = {
     not in {"0", "false", "no", "off"},
     # targets per block of a distributed xmap (None: the rule of xedm.distributed.block_sizes)
     "xmap_target_block": None,
-    # elementary operations a call may take before it is refused up front (None: no limit);
-    # see xedm.memory
-    "work_limit": 1e12,
+    # estimated seconds of computing (on the chosen backend) a call may take before it is
+    # refused up front (None: no limit); see xedm.memory
+    "work_limit": 600.0,
 }
 
 _VALID = {
@@ -35,7 +35,7 @@ def _valid(key: str, value: Any) -> bool:
     if key == "xmap_target_block":  # None or a number of series >= 1
         return value is None or (isinstance(value, int) and not isinstance(value, bool)
                                  and value >= 1)
-    if key == "work_limit":  # None or a positive number of operations
+    if key == "work_limit":  # None or a positive number of seconds
         return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
                                  and float(value) > 0)
     if key == "progress":  # True or False itself (numpy bools too), not 1 or "no"
@@ -71,8 +71,9 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
     Options: ``backend`` ("auto", "cpu", "gpu"), ``neighbors`` (the neighbour method),
     ``neighbors_recall`` (target recall of approximate methods), ``progress`` (True or
     False), ``xmap_target_block`` (targets per block of a distributed xmap, None for the
-    rule) and ``work_limit`` (elementary operations a call may take before it is refused up
-    front, default 1e12; None lifts the limit: see ``xedm.memory``).
+    rule) and ``work_limit`` (estimated seconds of computing on the chosen backend a call may
+    take before it is refused up front, default 600; None lifts the limit: see
+    ``xedm.memory``).
 
     The environment variable ``XEDM_PROGRESS=0`` (also ``false``, ``no``, ``off``), set
     before xedm is imported, makes ``progress=False`` the default (executed notebooks, logs).
@@ -90,12 +91,19 @@ class set_options:  # noqa: N801  (a function to users, as in xarray)
                     raise TypeError(f"option progress={value!r} is invalid; give True or False")
                 if key == "work_limit":
                     raise ValueError(f"option work_limit={value!r} is invalid; give a positive "
-                                     "number of operations (default 1e12) or None (no limit)")
+                                     "number of seconds (default 600) or None (no limit)")
                 if key == "xmap_target_block":
                     raise ValueError(f"option xmap_target_block={value!r} is invalid; give "
                                      "None (the block rule) or a number of series >= 1")
                 choices = sorted(map(str, _VALID[key]))
                 raise ValueError(f"option {key}={value!r} is invalid; choose from {choices}")
+        limit = kwargs.get("work_limit")
+        if limit is not None and float(limit) >= 1e6:  # a count of operations, as before 0.x
+            import warnings
+
+            warnings.warn(f"work_limit={limit:g} is read as seconds (the option now "
+                          "counts estimated seconds, default 600, not elementary "
+                          "operations); None lifts the limit", FutureWarning, stacklevel=2)
         self._old = {key: OPTIONS[key] for key in kwargs}
         OPTIONS.update(kwargs)
 

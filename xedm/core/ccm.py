@@ -70,6 +70,8 @@ def _target_ok(fin: np.ndarray, T: int, Tp: int) -> np.ndarray:
 
 
 CCM_SUMS = 2**20  # (subsets x targets) per ccm_skill call: its per-thread sums stay small
+XMAP_CPU_PAIRS = 5e8  # (point pairs x coordinates) of kNN per CPU core in one batch of xmap
+CCM_SET_WORK = 2**28  # (libraries x prediction points x targets x table depth) per call
 
 
 def ccm(
@@ -144,15 +146,19 @@ def ccm(
                 Sj = S[js].reshape(len(js) * n_sur, T)
                 Y = np.concatenate([Y, np.where(np.isfinite(Sj), Sj, 0.0)])
             step = max(1, CCM_SUMS // len(members))
+            # libraries per call: a call of about a second at most, so that Ctrl-C (held back
+            # to the end of each kernel call) stops many samples promptly
+            mstep = max(1, CCM_SET_WORK // max(len(pred_t) * step * depth, 1))
             for ti, tp in enumerate(Tps):
                 obs_ok = take_times(_target_ok(fin[js], T, int(tp)), pred_t)
                 if n_sur:
                     obs_ok = np.concatenate([obs_ok, np.repeat(obs_ok, n_sur, axis=0)])
-                r = np.concatenate([
-                    skill(idx, dist, members, np.ascontiguousarray(Y[a:a + step]),
+                r = np.concatenate([np.concatenate([
+                    skill(idx, dist, members[m:m + mstep], np.ascontiguousarray(Y[a:a + step]),
                           np.ascontiguousarray(obs_ok[a:a + step]), k, int(tp), Xpad, pad, Ei,
                           tau_i, excl, pred_t, complete)
-                    for a in range(0, len(Y), step)], axis=1)[which]  # (n_sets, rows of Y)
+                    for a in range(0, len(Y), step)], axis=1)
+                    for m in range(0, len(members), mstep)])[which]  # (n_sets, rows of Y)
                 rho[i, js, ti] = r[:, :len(js)].T.reshape(len(js), len(lib_sizes), samples)
                 if n_sur:
                     rs = r[:, len(js):].reshape(len(lib_sizes), samples, len(js), n_sur)
@@ -546,8 +552,13 @@ def xmap(X, *, E, tau, Tp, knn, excl, backend, progress: Callable = iter, E_max=
         depth += int((~tgt_sets).sum(axis=1).max())
         # (on the GPU also each library's rows' times and flags when in key order)
         per_lib = len(E_set) * T * depth * (28 if gpu else 16) + (9 + len(E_set)) * T * gpu
-        batches = _series_batches(N, per_lib,
-                                  _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES)
+        budget = _gpu_batch_bytes() if gpu else XMAP_TABLE_BYTES
+        if not gpu:  # and about a second of kNN per batch, so that Ctrl-C stops it promptly
+            from ..memory import cpu_cores
+
+            pairs = float(T) * T * int(E_set[-1])
+            budget = min(budget, int(per_lib * max(1.0, XMAP_CPU_PAIRS * cpu_cores() / pairs)))
+        batches = _series_batches(N, per_lib, budget)
     key_order = kept is None and get_kernel("xmap_key_order", backend)(T, k_set)
     for libs in progress(batches):
         rows = {}  # the tables' rows in their own order

@@ -48,6 +48,7 @@ def _row_table(row, k: int, excl: int):
 
 def generate(
     X, y, *, kind, steps, E, tau, knn, excl, lib, thetas=(0.0,), alpha=0.0, estimator=None,
+    progress=None,
 ) -> dict[str, np.ndarray]:
     """``steps`` closed-loop forecasts of the one-column series ``X`` (B, 1, T) (``y`` (B, T)
     is that column): ``prediction`` (B, steps), and ``pred_variance`` (simplex) or
@@ -99,6 +100,8 @@ def generate(
                                 prep.xexp, yexp)
             value, extra[:, s] = p[0, :, 0], coef[0, :, 0]
         prediction[:, s] = value
+        if progress is not None:  # one step done (a progress bar's update)
+            progress(1)
         if s + 1 < steps:  # the forecast becomes the newest observation
             Xe[:, 0, t + 1] = value
             fin = np.isfinite(value)

@@ -22,6 +22,7 @@ from .skill import skill
 
 # views per simplex call: bounds the (views, D, T) copy of the lagged columns
 VIEW_BYTES = 2**27
+VIEW_PAIRS = 5e8  # (point pairs x coordinates) of kNN per CPU core in one call
 
 
 def lagged_columns(X: np.ndarray, E: int, tau: int) -> np.ndarray:
@@ -40,6 +41,20 @@ def view_count(n: int, D: int) -> int:
     return comb(n, D)
 
 
+def check_views(V: int, D: int, T: int, n_lagged: int, text: str, backend: str = "cpu") -> None:
+    """The work policy (:mod:`xedm.memory`) for ``V`` views of ``D`` of ``n_lagged`` lagged
+    columns on ``T`` points (``text``: the columns and E, for the message): the views' list
+    and every view's forecasts (V, T) in memory, and one simplex per view (its neighbours
+    among T points in D dimensions), refused up front."""
+    from ..memory import check_memory, check_work
+
+    what = (f"multiview with {text} ranks {V:,} views (every combination of D={D} of the "
+            f"{n_lagged} lagged columns) on {T} time points")
+    fix = "use a smaller D or E, or fewer columns"
+    check_memory(float(V) * (64 + 16 * D + 8 * T), what, fix, share=0.5)
+    check_work(float(V) * T * T * (D + 2), what, fix, backend=backend)
+
+
 def rank_views(rho: np.ndarray) -> np.ndarray:
     """View indices by descending rho; NaN last; ties in view order."""
     key = np.where(np.isfinite(rho), -rho, np.inf)
@@ -48,7 +63,7 @@ def rank_views(rho: np.ndarray) -> np.ndarray:
 
 def multiview(
     X, y, *, E, tau, D, k, Tp, knn, excl, lib: LibSpec, pred_mask, rank_mask, backend, method,
-    order=rank_views,
+    order=rank_views, progress=None,
 ) -> dict[str, np.ndarray]:
     """Multiview forecast of ``y`` (T,) from the columns ``X`` (C, T).
 
@@ -65,7 +80,11 @@ def multiview(
     combos = np.array(list(combinations(range(lagged.shape[0]), D)), np.int64)
     V = len(combos)
     both = rank_mask | pred_mask
-    step = max(1, VIEW_BYTES // (8 * D * T))
+    # views per call: bounded in memory, and in work (about a second) so that Ctrl-C, held
+    # back to the end of each kernel call, stops a large ranking promptly
+    from ..memory import cpu_cores
+
+    step = max(1, min(VIEW_BYTES // (8 * D * T), int(VIEW_PAIRS * cpu_cores() // (T * T * D))))
     preds = []
     for s in range(0, V, step):
         c = combos[s:s + step]
@@ -73,6 +92,8 @@ def multiview(
                       excl=excl, lib=lib, pred_mask=both, embedded=True, backend=backend,
                       method=method)
         preds.append(res["prediction"])
+        if progress is not None:  # views done (a progress bar's update)
+            progress(len(c))
     pred = np.concatenate(preds)  # (V, P)
     out_t, observed = res["out_t"], res["observed"][0]
     pred_t = out_t - Tp

@@ -45,9 +45,10 @@ def get_kernel(name: str, backend: str) -> Callable[..., Any]:
     module, func = target.split(":")
     kernel = getattr(importlib.import_module(f"xedm.kernels.{module}"), func)
     if backend == "cpu":
-        from ._numba import serialized
+        from ._numba import interruptible, serialized
 
-        kernel = serialized(kernel)  # one call at a time only under numba's workqueue layer
+        # Ctrl-C held back to the end of the call; one call at a time under workqueue only
+        kernel = serialized(interruptible(kernel))
     _LOADED[(name, backend)] = kernel
     return kernel
 

@@ -47,6 +47,7 @@ import ctypes
 import functools
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -335,6 +336,40 @@ def serialized(kernel):
             return kernel(*args, **kwargs)
 
     return call
+
+
+def interruptible(kernel):
+    """``kernel`` behind a wrapper that holds back Ctrl-C (SIGINT) until the call returns, then
+    raises it (the handler that was installed runs then).  numba boxes a kernel's result by
+    calling Python (``_numba_unpickle``); a KeyboardInterrupt raised there leaves a NULL in the
+    returned tuple: a SystemError, or a segmentation fault when the tuple is unpacked (a
+    Ctrl-C during xmap crashed the interpreter).  So Ctrl-C stops a call between kernel
+    launches, which the callers keep to batches of seconds; only the main thread receives
+    signals, so calls from other threads run as they are."""
+
+    @functools.wraps(kernel)
+    def call(*args, **kwargs):
+        if getattr(_HOLD, "on", False) or threading.current_thread() is not threading.main_thread():
+            return kernel(*args, **kwargs)
+        old = signal.getsignal(signal.SIGINT)
+        if not callable(old):  # SIG_IGN / SIG_DFL, or set outside Python: nothing to defer
+            return kernel(*args, **kwargs)
+        caught: list = []
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+        _HOLD.on = True
+        try:
+            out = kernel(*args, **kwargs)
+        finally:
+            _HOLD.on = False
+            signal.signal(signal.SIGINT, old)
+            if caught:
+                old(signal.SIGINT, caught[0])  # the default handler raises KeyboardInterrupt
+        return out
+
+    return call
+
+
+_HOLD = threading.local()
 
 
 def njit(*args, **kwargs):

@@ -400,7 +400,7 @@ def check_series_exclusion(T: int, E: int, tau: int, Tp: int, excl: int) -> None
 
 
 def check_sample_cost(n: int, T: int, sizes, samples: int, k: int, n_tp: int,
-                       n_boot: int) -> None:
+                       n_boot: int, backend: str = "cpu") -> None:
     """Refuse (or warn about) a number of samples whose sampled libraries ((sizes x samples,
     T) masks and their random numbers), per-sample skills ((n, n, sizes, samples)) or
     bootstrap of the convergence statistics cannot fit in this machine's memory, or whose
@@ -416,7 +416,8 @@ def check_sample_cost(n: int, T: int, sizes, samples: int, k: int, n_tp: int,
         check_memory(24.0 * n_boot * samples, f"ccm with n_boot={n_boot} and samples="
                      f"{samples} (the bootstrap of rho_ci)", "use a smaller n_boot (e.g. 1000)")
     per_sample = sum(T * (k + 1) * max(T / max(int(L), 1), 1.0) for L in sizes)
-    check_work(float(n) * n * n_tp * samples * per_sample, what, "use fewer samples")
+    check_work(float(n) * n * n_tp * samples * per_sample, what, "use fewer samples",
+               backend=backend)
 
 
 
@@ -464,7 +465,8 @@ def check_significance(n, method, seed, quantiles, options, p_method="empirical"
 
 
 
-def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool) -> None:
+def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool,
+                         backend: str = "cpu") -> None:
     """Refuse surrogates whose series (three copies: drawn, scaled, grouped by E) or kept
     per-pair rho cannot fit in half of this machine's memory, before any work is done."""
     if not n_sur:
@@ -477,7 +479,7 @@ def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool)
     # each surrogate is drawn (FFTs, permutations: ~100 operations a value) and cross-mapped
     # from every library series (a few neighbours per point)
     check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
-               f"surrogates={n_sur} for {n} series of {T} time points", fix)
+               f"surrogates={n_sur} for {n} series of {T} time points", fix, backend=backend)
 
 
 E_FROM = ("library", "target")

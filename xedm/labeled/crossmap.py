@@ -163,15 +163,15 @@ def ccm_params(labels, sdim, T, *, lib_sizes, E, samples, seed, tau, Tp, exclusi
                          f"up to {T}")
     keep_samples = v.check_bool("keep_samples", keep_samples)
     keep_null = v.check_bool("keep_null", keep_null)
-    check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
-                       len(Tps), n_boot)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     sig = check_significance(surrogates, surrogate_method, seed, quantiles, surrogate_options,
                               p_method)
-    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null)
     backend = resolve_backend(backend, ["sorted_table", "ccm_skill"], n * T * T)
+    check_sample_cost(n, T, sizes, samples, int(Ev.max()) + 1 if knn is None else knn,
+                      len(Tps), n_boot, backend)
+    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null, backend)
     search = resolve_method(neighbors, n_lib=T, dim=int(Ev.max()),
                             knn=int(Ev.max()) + 1 if knn is None else knn, n_pred=T,
                             backend=backend, recall=neighbors_recall)
@@ -314,7 +314,7 @@ def xmap_params(labels, sdim, T, *, E, E_max, tau, Tp, exclusion_radius, knn, su
         E_text = _E_text(Ev)
     Tp_text = Tps.tolist() if lagged else int(Tps[0])
     text = f"{E_text}, tau={tau}, Tp={Tp_text}, knn={knn}, exclusion_radius={excl}"
-    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null)
+    check_surrogate_cost(n, T, sig["n"], len(Tps), keep_null, backend)
     E_top = int(E_max) if E is None else int(np.max(Ev))
     search = resolve_method(neighbors, n_lib=T, dim=E_top, knn=E_top + 1 if knn is None else knn,
                             n_pred=T, backend=backend, recall=neighbors_recall)

@@ -31,7 +31,6 @@ from ..neighbors.base import (
     neighbor_attrs,
     resolve_method,
 )
-from ..options import get_option
 from .checks import (
     PREDICTED,
     block_check,
@@ -200,9 +199,19 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
 
 
 # below this much work (series x time points squared) a call is too quick for a progress bar
-# to be worth splitting the series into chunks (each chunk is one batched kernel call)
+# to be worth splitting the series into chunks (each chunk is one batched kernel call); above
+# it the work runs in at least _PROGRESS_CHUNKS chunks, and in more when a chunk would pass
+# _CHUNK_WORK (time points squared x sweep values: about a second on a few cores), whether a
+# bar shows or not, so that Ctrl-C stops the call within a chunk (xedm.kernels._numba's
+# interruptible holds it back to the end of each kernel call)
 _PROGRESS_MIN_WORK = 1e7
 _PROGRESS_CHUNKS = 50
+_CHUNK_WORK = 2e8
+
+
+def _chunks(work: float, most: int) -> int:
+    """How many pieces ``work`` runs in (at most ``most``)."""
+    return int(min(most, max(_PROGRESS_CHUNKS, np.ceil(work / _CHUNK_WORK))))
 
 
 def _with_progress(wrapped, xa, ya, desc: str):
@@ -210,11 +219,11 @@ def _with_progress(wrapped, xa, ya, desc: str):
     when there are several series and enough work; the results are the same either way."""
     lead = xa.shape[:-2]
     B, T = int(np.prod(lead)), xa.shape[-1]
-    if B < 2 or B * T * T < _PROGRESS_MIN_WORK or not get_option("progress"):
+    if B < 2 or B * T * T < _PROGRESS_MIN_WORK:
         return wrapped(xa, ya)
     xf = xa.reshape((B,) + xa.shape[-2:])
     yf = ya.reshape((B, ya.shape[-1]))
-    step = -(-B // min(B, _PROGRESS_CHUNKS))
+    step = -(-B // _chunks(float(B) * T * T, B))
     bar = counter_bar(None, desc, B, unit="series")
     parts = []
     try:
@@ -227,17 +236,20 @@ def _with_progress(wrapped, xa, ya, desc: str):
                  for i in range(len(parts[0])))
 
 
-def _row_progress(Xb, desc: str, method=None):
+def _row_progress(Xb, desc: str, method=None, weight: int = 1):
     """(row_chunks, tick, close) for the core of one long series: its prediction rows run in
-    ``_PROGRESS_CHUNKS`` ranges with one bar (several series get theirs from
-    :func:`_with_progress`); (1, None, no-op) when there is little work, progress is off, or
-    the neighbour ``method`` (when given) is an index that a split would rebuild."""
+    :func:`_chunks` ranges (``weight``: the sweep's values, thetas or E, that each row runs)
+    with one bar when progress is on (several series get theirs from :func:`_with_progress`);
+    (1, None, no-op) when there is little work, or the neighbour ``method`` (when given) is
+    an index that a split would rebuild."""
     B, T = Xb.shape[0], Xb.shape[-1]
     split = method is None or method_name(method) == "exact"
-    if B != 1 or not split or T * T < _PROGRESS_MIN_WORK or not get_option("progress"):
+    work = float(T) * T * max(weight, 1)
+    if B != 1 or not split or work < _PROGRESS_MIN_WORK:
         return 1, None, lambda: None
-    bar = counter_bar(None, desc, _PROGRESS_CHUNKS, unit="chunk")
-    return _PROGRESS_CHUNKS, lambda rows: bar.update(1), bar.close
+    n = _chunks(work, T)
+    bar = counter_bar(None, desc, n, unit="chunk")
+    return n, lambda rows: bar.update(1), bar.close
 
 
 def _finish(applied, dim: str, index, out_t, attrs: dict, coords: dict | None = None):

@@ -11,6 +11,7 @@ from ..core import validate as v
 from ..core.generate import generate
 from .checks import check_variance, degenerate_rows, shown
 from .inputs import VAR, build_dataset, extended_labels, user_stacklevel
+from .progress import counter_bar
 
 
 def check_generate(steps, p, pred, embedded) -> int:
@@ -80,12 +81,18 @@ def generative(kind: str, p, steps: int, *, thetas=(0.0,), alpha=0.0, estimator=
         X = X.isel({VAR: 0}, drop=True)
     lead = [d for d in X.dims if d != dim]
     X = X.transpose(*lead, dim)
+    _check_cost(kind, int(np.prod([X.sizes[d] for d in lead], dtype=np.int64)),
+                X.sizes[dim], p.E, steps)
     Xa = np.asarray(X.values, dtype=np.float64)  # dask data are computed: the loop is serial
     T = Xa.shape[-1]
     flat = Xa.reshape(-1, 1, T)
-    res = generate(flat, flat[:, 0], kind=kind, steps=steps, E=p.E, tau=p.tau, knn=p.knn,
-                   excl=p.excl, lib=p.spec["lib"], thetas=thetas, alpha=alpha,
-                   estimator=estimator)
+    bar = counter_bar(None, f"{kind} generate_steps", steps, unit="step")
+    try:
+        res = generate(flat, flat[:, 0], kind=kind, steps=steps, E=p.E, tau=p.tau, knn=p.knn,
+                       excl=p.excl, lib=p.spec["lib"], thetas=thetas, alpha=alpha,
+                       estimator=estimator, progress=bar.update)
+    finally:
+        bar.close()
     shape = Xa.shape[:-1]
     _check_generated(kind, steps, p, flat[:, 0], res["prediction"], X, lead)
     dims = (*lead, dim)
@@ -105,3 +112,20 @@ def generative(kind: str, p, steps: int, *, thetas=(0.0,), alpha=0.0, estimator=
     attrs = dict(p.attrs, generate_steps=steps, backend="cpu", neighbors="exact",
                  neighbors_recall=1.0)
     return build_dataset(data_vars, coords, attrs)
+
+
+STEP_OPS = 1e4  # one step's Python-level work (its row of the kernels, a few small arrays)
+
+
+def _check_cost(kind: str, B: int, T: int, E: int, steps: int) -> None:
+    """The work policy (:mod:`xedm.memory`) for ``steps`` generated values of ``B`` series of
+    ``T`` points: the series extended by ``steps`` (with their padded and scaled copies, and
+    the result) in memory, and one serial step after another, each a kNN row over the
+    library (S-map: and a weighted fit), refused up front."""
+    from ..memory import check_memory, check_work
+
+    what = f"{kind}(generate_steps={steps:,}) of {B} series of {T} time points"
+    fix = "use a smaller generate_steps"
+    check_memory(8.0 * B * (T + steps) * (10 + E), what, fix, share=0.5)
+    per_step = B * T * (E + 2) * ((E + 1) if kind == "smap" else 1)
+    check_work(float(steps) * (STEP_OPS + per_step), what, fix, serial=True)

@@ -12,8 +12,8 @@ import xarray as xr
 
 from ..core import validate as v
 from ..core.embed import LibSpec, library_selection
+from ..core.multiview import check_views, view_count
 from ..core.multiview import multiview as _multiview
-from ..core.multiview import view_count
 from ..neighbors.base import method_name
 from .checks import PREDICTED, check_horizon, degenerate_rows, shown
 from .inputs import (
@@ -28,6 +28,7 @@ from .inputs import (
     user_stacklevel,
 )
 from .inputs import pred_mask as _pred_mask
+from .progress import counter_bar
 
 _OUTPUTS = ("prediction", "observed", "rho", "mae", "rmse", "n", "rank_rho", "view_rho",
             "view_mae", "view_rmse", "view_n", "views")
@@ -190,13 +191,19 @@ def multiview(
     backend, method = _engines(backend, neighbors, ["knn_sweep", "simplex_predict_var"],
                                n_lib=T, dim=D, knn=knn or D + 1, n_pred=int((rank | pmask).sum()),
                                work=V * D * T * T)
+    check_views(V, D, T, n_lagged, f"{len(cols)} columns, E={E}", backend)
     out_t = np.flatnonzero(pmask) + Tp  # static: every pred row, forecast Tp ahead
     P = len(out_t)
 
     def core(Xb, yb):
-        runs = [_multiview(xb, y1, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl, lib=spec,
-                           pred_mask=pmask, rank_mask=rank, backend=backend, method=method)
-                for xb, y1 in zip(Xb, yb, strict=True)]
+        bar = counter_bar(None, "multiview", V * len(Xb), unit="view")
+        try:
+            runs = [_multiview(xb, y1, E=E, tau=tau, D=D, k=k, Tp=Tp, knn=knn, excl=excl,
+                               lib=spec, pred_mask=pmask, rank_mask=rank, backend=backend,
+                               method=method, progress=bar.update)
+                    for xb, y1 in zip(Xb, yb, strict=True)]
+        finally:
+            bar.close()
         return {key: np.stack([r[key] for r in runs]) for key in _OUTPUTS}
 
     one, view = ([], {}), (["view"], {"view": k})

@@ -18,6 +18,7 @@ from .checks import (
     check_library_points,
     check_series_exclusion,
     check_significance,
+    check_surrogate_cost,
     check_Tp_list,
     shown,
 )
@@ -251,6 +252,7 @@ def causal_network(
     check_series_exclusion(T, E_top, tau, 0, excl)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single",
                                         "xmap_skill", "conditional_state"], N * T * T)
+    _check_cost(N, T, n_sur, len(lags_arr), max_lag, E_top, backend)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
                             knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
     from concurrent.futures import ThreadPoolExecutor
@@ -274,6 +276,21 @@ def causal_network(
     _warn_undetermined(out["undetermined_reason"],
                        [labels[i] for i in np.flatnonzero(x.max(axis=1) == x.min(axis=1))])
     return ds
+
+
+def _check_cost(N: int, T: int, n_sur: int, n_lags: int, max_lag: int, E_top: int,
+                backend: str) -> None:
+    """The work policy (:mod:`xedm.memory`): the surrogates (drawn and cross-mapped at the
+    driver lags) and the cross maps with their conditioning rounds, refused up front when
+    they cannot fit or take longer than the work limit.  The rounds' factor is measured:
+    N = 100, L = 1,000, E_max = 10 took 195 s on a loaded 2-core VM (about 4e10 here)."""
+    from ..memory import check_work
+
+    check_surrogate_cost(N, T, n_sur, n_lags, False, backend)
+    check_work(float(N) * N * T * (n_lags + max_lag) * (E_top + 1) * 40,
+               f"causal_network of {N} series of {T} time points (E up to {E_top}, "
+               f"{n_lags} lags, max_lag={max_lag})",
+               "use fewer series, a shorter series, a smaller E_max or max_lag", backend=backend)
 
 
 def _warn_undetermined(reason, constant=()) -> None:

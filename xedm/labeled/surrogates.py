@@ -9,10 +9,11 @@ import pandas as pd
 import xarray as xr
 
 from ..core import validate as v
-from ..memory import check_memory
+from ..memory import check_memory, check_work
 from ..stats.surrogates import check_method, check_options, make_surrogates
 from .checks import degenerate_rows, shown
 from .inputs import as_xarray, check_numeric, one_time_chunk, resolve_dim, user_stacklevel
+from .progress import counter_bar
 
 
 def _lazy(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dict):
@@ -63,10 +64,17 @@ def _one(da: xr.DataArray, dim: str, method: str, n: int, seed: int, params: dic
         idx = np.stack(np.unravel_index(np.arange(len(flat)), vals.shape[:-1]), axis=1)
         labels = [dict(zip(other, map(int, row), strict=True)) for row in idx]
     name = "data" if da.name is None else repr(da.name)
+    # IAAFT's rounds (up to max_iter per series; a round serves every surrogate) on a bar
+    bar = counter_bar(None, "iaaft", len(flat) * params.get("max_iter", 1000), unit="round") \
+        if method == "iaaft" else None
     try:
-        S, info = make_surrogates(flat, method, n, seed, labels=labels, **params)
+        S, info = make_surrogates(flat, method, n, seed, labels=labels,
+                                  progress=bar and bar.update, **params)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
+    finally:
+        if bar is not None:
+            bar.close()
     none, same = degenerate_rows(flat)
 
     def where(i):
@@ -97,8 +105,9 @@ def _is_default(key: str, value) -> bool:
         return False
 
 
-def _check_size(data, tdim: str, n: int) -> None:
-    """A time dim with no points, or more surrogates than memory holds, refused up front."""
+def _check_size(data, tdim: str, n: int, method: str = "shuffle", max_iter: int = 1000) -> None:
+    """A time dim with no points, or more surrogates than memory holds or the work limit
+    allows, refused up front."""
     T = data.sizes[tdim]
     if T == 0:
         raise ValueError(f"the time dim {tdim!r} has no points: there is nothing to draw "
@@ -107,8 +116,24 @@ def _check_size(data, tdim: str, n: int) -> None:
               if tdim in da.dims]
     cells = sum(int(np.prod([da.sizes[d] for d in da.dims], dtype=np.float64)) for da in series)
     # the result and the method's working copy (float64), n per value of the data
-    check_memory(16.0 * n * cells, f"surrogates(n={n}) of {cells:,} values",
-                 "use a smaller n, or fewer series at a time")
+    what = f"surrogates(n={n}) of {cells:,} values"
+    fix = "use a smaller n, or fewer series at a time"
+    check_memory(16.0 * n * cells, what, fix)
+    check_work(n * cells * _ops_per_value(method, T, max_iter), f"{method} {what}",
+               fix + (" (or a smaller max_iter)" if method == "iaaft" else ""), serial=True)
+
+
+def _ops_per_value(method: str, T: int, max_iter: int) -> float:
+    """Elementary operations per surrogate value (measured on one core: an IAAFT round costs
+    70-140 ns a value at T = 500-8,000, and runs 35-160 rounds; 100 are counted)."""
+    logT = np.log2(max(T, 2))
+    if method == "iaaft":
+        return min(max_iter, 100) * (1.5 * logT + 5)
+    if method == "ebisuzaki":
+        return 10 * logT + 20
+    if method == "twin":  # the walk per value, and the series' recurrence classes (T x T)
+        return 20 + T / 100
+    return 20.0
 
 
 def _check_degenerate(infos: list[dict]) -> None:
@@ -251,7 +276,7 @@ def surrogates(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     seed = v.check_int("seed", seed, 0)
     tdim = resolve_dim(data, time_dim)
-    _check_size(data, tdim, n)
+    _check_size(data, tdim, n, method, params.get("max_iter", 1000))
     attrs = {"surrogate_method": method, "surrogate_seed": seed, "surrogates": n,
              **{f"surrogate_{k}": val for k, val in params.items()}}
     if isinstance(data, xr.DataArray):

@@ -133,7 +133,8 @@ def embed_dimension(
                                work=int(X.size) * T)
 
     def core(Xb, yb):
-        chunks, tick, close = _row_progress(Xb, "embed_dimension", method)
+        chunks, tick, close = _row_progress(Xb, "embed_dimension", method,
+                                            int(E_list[-1]))
         try:
             res = _simplex.embed_dimension(Xb, yb, E_list=E_list, tau=tau, Tp=Tp, knn=knn,
                                            excl=excl, backend=backend, method=method, fix=fix,
@@ -312,8 +313,6 @@ def predict_nonlinear(
     T = len(index)
     pred_t = pred_times(spec, kE, tau)
     check_exclusion(excl, T, spec["lib"], pred_t, [(kE, tau, Tp)])
-    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), min(knn or T, T),
-                      1 + kE * _ncols(attrs))
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, [(kE, tau, Tp)], T, spec["lib"], bool(embedded),
@@ -321,9 +320,12 @@ def predict_nonlinear(
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=T, dim=kE * _ncols(attrs), knn=knn,
                                n_pred=len(pred_t), work=int(X.size) * T)
+    _check_theta_cost(thetas.size, int(y.size // T), len(pred_t), min(knn or T, T),
+                      1 + kE * _ncols(attrs), backend)
 
     def core(Xb, yb):
-        chunks, tick, close = _row_progress(Xb, "predict_nonlinear")
+        chunks, tick, close = _row_progress(Xb, "predict_nonlinear",
+                                            weight=len(thetas) * (kE + 1))
         try:
             res = _smap.smap(Xb, yb, E=kE, tau=tau, Tp=Tp, thetas=thetas, knn=knn, excl=excl,
                              embedded=bool(embedded), backend=backend, method=method,
@@ -343,14 +345,15 @@ def predict_nonlinear(
     return add_best(ds, "theta", lazy)
 
 
-def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int) -> None:
+def _check_theta_cost(n_theta: int, B: int, P: int, k: int, nc: int,
+                      backend: str = "cpu") -> None:
     """predict_nonlinear holds every theta's predictions and coefficients ((theta, series,
     P, 1 + C*E) float64) and solves one weighted least-squares problem of k rows and nc
     columns per theta and prediction: refused up front when that cannot fit or takes hours."""
     what = f"predict_nonlinear with {n_theta:,} theta values on {B} series of {P} predictions"
     fix = "give fewer theta values (the default list has 15)"
     check_memory(8.0 * n_theta * B * P * (nc + 3), what, fix, share=0.5)  # + working copies
-    check_work(float(n_theta) * B * P * k * nc * nc, what, fix)
+    check_work(float(n_theta) * B * P * k * nc * nc, what, fix, backend=backend)
 
 
 for _f in (embed_dimension, predict_interval, predict_nonlinear):

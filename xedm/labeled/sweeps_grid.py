@@ -333,14 +333,14 @@ def skill_grid(
               for tp in Tp_list]
     pred_t = pred_times(spec, int(E_list[0]), 1)
     check_exclusion(excl, T, spec["lib"], pred_t, combos)
-    _check_theta_cost(thetas.size * len(combos), int(y.size // T), len(pred_t),
-                      min(knn or T, T), 1 + int(E_list[-1]) * _ncols(attrs))
     lazy = is_lazy(X, y)
     if lazy:
         library_check(True, knn, combos, T, spec["lib"], False, "smaller E, tau or Tp")
     backend, method = _engines(backend, neighbors, ["knn_sweep", "smap_predict"],
                                neighbors_recall, n_lib=T, dim=int(E_list[-1]) * _ncols(attrs),
                                knn=knn, n_pred=len(pred_t), sweep=True, work=int(X.size) * T)
+    _check_theta_cost(thetas.size * len(combos), int(y.size // T), len(pred_t),
+                      min(knn or T, T), 1 + int(E_list[-1]) * _ncols(attrs), backend)
 
     def core(Xb, yb):
         res = _sweeps.skill_grid(Xb, yb, E_list=E_list, taus=taus, Tp_list=Tp_list,

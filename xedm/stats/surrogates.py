@@ -306,8 +306,9 @@ def _twin(x, n, rng, E, tau, norm, eps=None, recurrence_rate=None):
     return x[(E - 1) * tau + states], eps_used, share
 
 
-def _iaaft(x, n, rng, max_iter):
-    """IAAFT surrogates (n, m) of x, the rounds each ran and their spectrum errors."""
+def _iaaft(x, n, rng, max_iter, progress=None):
+    """IAAFT surrogates (n, m) of x, the rounds each ran and their spectrum errors
+    (``progress(1)`` after each round, when given)."""
     m = len(x)
     xs = np.sort(x)
     amp = np.abs(np.fft.rfft(x))
@@ -330,13 +331,16 @@ def _iaaft(x, n, rng, max_iter):
         np.put_along_axis(new, o, xs[None], axis=1)  # the value of rank r where rank r is
         s[active] = new
         active = active[~same]
+        if progress is not None:
+            progress(1)
     norm = np.linalg.norm(amp)
     err = np.linalg.norm(np.abs(np.fft.rfft(s, axis=1)) - amp, axis=1) / (norm if norm > 0
                                                                          else 1.0)
     return s, iters, err
 
 
-def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None, **params):
+def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None,
+                    progress=None, **params):
     """``(B, n, T)`` surrogates of the rows of ``X`` ``(B, T)``; see the module doc.
 
     Row b draws from random stream ``streams[b]`` (default b): a chunk of a larger set of
@@ -372,7 +376,8 @@ def make_surrogates(X, method: str, n: int, seed: int, labels=None, streams=None
             if len(seg) == 0:
                 continue
             if method == "iaaft":
-                out[b, :, sl], its, err = _iaaft(seg, n, rng, params.get("max_iter", 1000))
+                out[b, :, sl], its, err = _iaaft(seg, n, rng, params.get("max_iter", 1000),
+                                                 progress)
                 info["iaaft_iterations"].append(its)
                 info["iaaft_spectrum_error"].append(err)
             elif method == "seasonal":

@@ -66,6 +66,18 @@ def last_lib_row(lib, N: int) -> int:
     return int(vals[-1])
 
 
+def _check_cost(N: int, steps: int, name: str) -> None:
+    """The work policy (:mod:`xedm.memory`): pyEDM's generation is one call per step, in
+    Python, on the data grown by the steps so far; refused up front when it cannot fit or
+    takes longer than the work limit."""
+    from ...memory import CALL_OPS, check_memory, check_work
+
+    what = f"{name}(generateSteps={steps:,}) on {N} rows (one {name} call per step)"
+    fix = "use a smaller generateSteps"
+    check_memory(8.0 * (N + steps) * 16, what, fix, share=0.5)
+    check_work(steps * (CALL_OPS + 100.0 * (N + steps / 2)), what, fix, serial=True)
+
+
 def generate(func, dataFrame: pd.DataFrame, column: str, target: str, lib, pred, steps: int,
              concat: bool, noTime: bool, smap: bool, kw: dict):
     """Run pyEDM's generation with ``func`` (this module's Simplex or SMap)."""
@@ -73,6 +85,7 @@ def generate(func, dataFrame: pd.DataFrame, column: str, target: str, lib, pred,
     if pred is None or (not isinstance(pred, str) and len(pred) == 0) or pred == "":
         raise ValueError("pred is required (pyEDM requires it with generateSteps, then "
                          "replaces it), e.g. pred='1 2'")
+    _check_cost(N, steps, "SMap" if smap else "Simplex")
     last = last_lib_row(lib, N)
     pred = [last - 1, last]
     t0 = dataFrame.iloc[:, 0].to_numpy()

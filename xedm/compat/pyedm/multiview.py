@@ -9,8 +9,8 @@ import pandas as pd
 
 from ...core import validate as val
 from ...core.embed import library_selection
+from ...core.multiview import check_views, view_count
 from ...core.multiview import multiview as _multiview
-from ...core.multiview import view_count
 from ...core.validate import check_int
 from ...labeled.checks import check_horizon
 from ...labeled.edm import _engines
@@ -115,6 +115,7 @@ def Multiview(dataFrame=None, columns="", target="", lib="", pred="", D=0, E=1, 
     backend, method = _engines(None, None, ["knn_sweep", "simplex_predict_var"], n_lib=T,
                                dim=D, knn=D + 1, n_pred=int((rank | pmask).sum()),
                                work=V * D * T * T)
+    check_views(V, D, T, n_lagged, f"{len(cols)} columns, E={E}", backend)
     X = np.stack([d.ds[c].values.astype(float) for c in cols])
     res = _multiview(X, d.ds[d.target].values.astype(float), E=E, tau=tau_, D=D, k=k, Tp=Tp,
                      knn=None, excl=excl, lib=spec, pred_mask=pmask, rank_mask=rank,

@@ -9,6 +9,7 @@ import pandas as pd
 from ...core.validate import check_int
 from ...labeled import edm as _edm
 from ...labeled import sweeps as _sweeps
+from ...memory import CALL_OPS
 from ._args import _E, RADII, _Data, _plot, _projection, _refuse, _smap_knn, _smap_rows, _tau
 from .auxiliary import ComputeError
 from .generate import check_generate, generate
@@ -164,6 +165,9 @@ def PredictNonlinear(dataFrame=None, columns="", target="", theta=None, lib="", 
     thetas = list(_edm.THETAS) if theta is None else (  # xedm's default is pyEDM's
         [float(t) for t in theta.split()] if isinstance(theta, str) else list(theta))
     if check_solver(solver) is not None:  # pyEDM's fit with the regressor, theta by theta
+        _loop_cost(len(thetas), len(d.index), f"PredictNonlinear with {len(thetas):,} theta "
+                   "values and a solver (one fit per prediction, in Python)",
+                   "give fewer theta values (pyEDM's default list has 15)", CALL_OPS / 10)
         rho = [ComputeError(*(SMap(dataFrame, columns, target, lib, pred, E, Tp, knn, tau, t,
                                    exclusionRadius, solver, embedded, validLib, noTime)[
             "predictions"][k].to_numpy() for k in ("Observations", "Predictions")))["rho"]
@@ -185,6 +189,14 @@ def PredictNonlinear(dataFrame=None, columns="", target="", theta=None, lib="", 
     return out
 
 
+def _loop_cost(n_calls: int, rows: int, what: str, fix: str, per_row: float) -> None:
+    """The work policy (:mod:`xedm.memory`) for a loop of ``n_calls`` public calls in Python
+    (pyEDM's one call per theta or radius), each ``per_row`` operations per data row."""
+    from ...memory import check_work
+
+    check_work(n_calls * (CALL_OPS + rows * per_row), what, fix, serial=True)
+
+
 def PredictExclusionRadius(dataFrame=None, columns="", target="", lib="", pred="", Tp=1, E=1,
                            tau=-1, exclusionRadius=None, embedded=False, validLib=(),
                            noTime=False, ignoreNan=True, verbose=False, numProcess=4,
@@ -201,6 +213,8 @@ def PredictExclusionRadius(dataFrame=None, columns="", target="", lib="", pred="
         raise ValueError(f"exclusionRadius={exclusionRadius!r} gives no radius; give some, "
                          "e.g. exclusionRadius=[0, 5, 10], or leave it out (pyEDM's "
                          f"default {list(RADII)})")
+    _loop_cost(len(radii), len(d.index), f"PredictExclusionRadius with {len(radii):,} radii",
+               "give fewer exclusion radii", 100.0 * len(d.index))
     kw = dict(tau=_tau(tau), Tp=Tp, lib=d.lib(lib, validLib), pred=d.rows(pred, "pred", True),
               columns=d.cols, target=d.target, embedded=embedded, time_dim=d.tdim)
     rho = [float(_edm.simplex(d.ds, _E(E, embedded, d.cols), exclusion_radius=r, **kw).rho)

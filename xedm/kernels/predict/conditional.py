@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+ERROR_PARTS = 16  # launches of the errors kernel per round on the CPU (see State._group_parts)
+
 
 class State:
     """Series ``Z`` (N, T) standardised, the points of each series (``t0``, ``n``), its
@@ -65,9 +67,23 @@ class State:
         out = xp.empty((int(rows.sum()), self.nmax))
         host = [np.ascontiguousarray(a, np.int64) for a in
                 (gser, gbase, bcodes, gpool, gk, gcand, ccodes, gout)]
-        self._errors_k(self.Z, self._dev["t0"], self._dev["n"], *host[:4], self.pool_rows,
-                       *host[4:], float(weight), float(theta), out)
+        for g in self._group_parts(gser, rows):  # the groups in parts (CPU), one launch each
+            part = [a[g] for a in host]
+            self._errors_k(self.Z, self._dev["t0"], self._dev["n"], part[0], part[1], host[2],
+                           part[3], self.pool_rows, part[4], part[5], host[6], part[7],
+                           float(weight), float(theta), out)
         return out
+
+    def _group_parts(self, gser, rows):
+        """Slices of the groups: on the CPU about ERROR_PARTS parts of equal work (points x
+        error rows), so that Ctrl-C, held back to the end of a kernel call, stops a large
+        round within a part; one slice on a GPU."""
+        if self.xp is not np or len(gser) < 2 * ERROR_PARTS:
+            return [slice(None)]
+        cum = np.cumsum(np.asarray(self.n, np.int64)[gser] * rows)
+        cuts = np.searchsorted(cum, cum[-1] * np.arange(1, ERROR_PARTS) / ERROR_PARTS)
+        bounds = np.unique(np.concatenate([[0], cuts + 1, [len(gser)]]).clip(0, len(gser)))
+        return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
     def stats(self, A, ra, B, rb, nn) -> tuple:
         """:func:`rank_stats` of rows ``ra`` of ``A`` against rows ``rb`` of ``B`` over the

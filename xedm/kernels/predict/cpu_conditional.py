@@ -347,7 +347,9 @@ def _rank_row(A, ra, B, rb, nn, m, S, V, r1, ab0, ab1, dd, c):
 
 def state(Z, t0, n, excl, M):
     """The lockstep selection's data in host memory (:class:`..conditional.State`)."""
+    from .._numba import interruptible
     from .conditional import State
 
-    return State(np, Z, t0, n, excl, M, pools=conditional_pools, errors=conditional_errors,
-                 stats=rank_stats)
+    # called here, not through get_kernel: Ctrl-C held back to the end of each call the same
+    return State(np, Z, t0, n, excl, M, pools=interruptible(conditional_pools),
+                 errors=interruptible(conditional_errors), stats=interruptible(rank_stats))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...core import validate as v
 from ...core.validate import check_bool
-from ...memory import check_memory, check_work
+from ...memory import check_device_memory, check_memory, check_work
 from ...recurrence.measures import MEASURES
 from ...recurrence.times import BORDERS, TIMES
 from ..inputs import time_index
@@ -137,7 +137,7 @@ def make_plan(X, Y, dim, kind, E, tau, norm, *, theiler, l_min, v_min, w_min, ep
              backend, index, window, step, starts, width_x, width_y, n_states, histograms,
              batch_dims, int(np.prod([X.sizes[d] for d in batch_dims], dtype=np.int64)),
              border, recurrence_times, fan, convention)
-    check_cost(p.nbatch, p.nwin, p.na, p.nb, p.K, p.nch, histograms)
+    check_cost(p.nbatch, p.nwin, p.na, p.nb, p.K, p.nch, histograms, backend)
     return p
 
 
@@ -191,10 +191,11 @@ def _windows(T, Ty, E, tau, kind, window, step):
 
 
 def check_cost(nbatch: int, nwin: int, na: int, nb: int, K: int, nch: int,
-               histograms: bool) -> None:
+               histograms: bool, backend: str = "cpu") -> None:
     """Refuse a call whose histograms (three per threshold: one per matrix group, one per
-    thread, the result's) or measures cannot fit in memory, or whose cells x thresholds
-    take hours; ``K`` thresholds (every eps / recurrence_rate combination)."""
+    thread, the result's) or measures cannot fit in memory (the device's too on a GPU), or
+    whose cells x thresholds take longer than the work limit on ``backend``; ``K``
+    thresholds (every eps / recurrence_rate combination)."""
     import os
 
     copies = 3 + (os.cpu_count() or 1) + (nbatch if histograms else 0)
@@ -204,7 +205,11 @@ def check_cost(nbatch: int, nwin: int, na: int, nb: int, K: int, nch: int,
     what += " states"
     fix = "give fewer eps / recurrence_rate values (or use window= on shorter pieces)"
     check_memory(need, what, fix)
-    check_work(float(nbatch) * nwin * na * nb * (K * nch + E_DIST_OPS), what, fix)
+    if backend == "gpu":  # a group's histograms and the states on the device
+        check_device_memory(24.0 * K * (na + 1) * (3 + nbatch) + 8.0 * nch * (na + nb) * nbatch,
+                            what, fix)
+    check_work(float(nbatch) * nwin * na * nb * (K * nch + E_DIST_OPS), what, fix,
+               backend=backend)
 
 
 E_DIST_OPS = 4  # a distance's few operations per cell besides its threshold comparisons
