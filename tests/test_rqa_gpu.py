@@ -161,3 +161,48 @@ def test_gpu_bitmap_path_equals_cpu(norm):
             _same(cpu, _gpu(prob, eps, norm))  # the float32 column kernels agree too
         finally:
             G.USE_BITMAP = True
+
+
+@pytest.mark.parametrize("pop,delta", [(1, 1), (0, 0), (1, 0), (0, 1)])
+def test_gpu_bitmap_short_lines_equal_cpu(pop, delta):
+    # a chaotic map: most lines have 1 to 3 points, counted by popcounts (pop=1) or one by
+    # one; distances from the window of differences (delta=1) or of values; the counts are
+    # the CPU's either way
+    from xedm.kernels.rqa import gpu_bitmap as GB
+
+    x = np.empty(3000)
+    v = 0.3
+    for i in range(x.size):
+        v = 4.0 * v * (1.0 - v)
+        x[i] = v
+    old = dict(GB.TUNE)
+    GB.TUNE.update(pop=pop, delta=delta)
+    try:
+        cases = ((5, 3, 1, 0.2, "euclidean"), (2, 1, 0, 0.05, "maximum"),
+                 (3, 2, 4, 0.1, "manhattan"), (1, 1, 0, 0.01, "euclidean"))
+        for E, tau, theiler, eps, norm in cases:
+            prob = RecurrenceProblem.single(x, E=E, tau=tau, theiler=theiler)
+            thr = thresholds([eps], norm, 1, 1)
+            assert GB.suits(prob, thr, NORMS.index(norm))
+            cpu = line_histograms(prob, [eps], norm, "cpu")
+            _same(cpu, GB.line_histograms(prob, thr, NORMS.index(norm)))
+    finally:
+        GB.TUNE.update(old)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_gpu_sampled_eps_equals_cpu(norm):
+    # recurrence_rate= with the sampled distances on the GPU: the same eps, bit for bit
+    from xedm.recurrence.threshold import eps_for_recurrence_rate
+
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(size=4000))
+    probs = [RecurrenceProblem.single(x, E=4, tau=2),
+             RecurrenceProblem.single(x[:3000], x[500:], E=3, tau=1),
+             RecurrenceProblem.single(x[:3000], x[500:3500] ** 2, E=3, tau=2, joint=True)]
+    for prob in probs:
+        kw = dict(norm=norm, method="sample", n_sample=200_000, seed=7)
+        cpu, _ = eps_for_recurrence_rate(prob, [0.01, 0.05, 0.3], backend="cpu", **kw)
+        gpu, how = eps_for_recurrence_rate(prob, [0.01, 0.05, 0.3], backend="gpu", **kw)
+        assert how == "sample"
+        np.testing.assert_array_equal(cpu, gpu)

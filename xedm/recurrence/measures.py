@@ -23,6 +23,19 @@ MEASURES = ("RR", "DET", "L", "L_max", "DIV", "ENTR", "LAM", "TT", "V_max", "V_E
 PYUNICORN_EPS = 1e-8  # pyunicorn's RecurrencePlot._epsilon, added to every denominator
 
 
+def _plogp(sel, denom):
+    """``p ln p`` with ``p = sel / denom[..., None]`` where ``sel > 0``, else 0: the same
+    values as computing it over the whole array (only the nonzero bins, a few thousand of a
+    million-point histogram, take the division and the logarithm)."""
+    terms = np.zeros(sel.shape)
+    pos = sel > 0
+    if pos.any():
+        d = np.broadcast_to(np.asarray(denom, np.float64)[..., None], sel.shape)[pos]
+        pv = sel[pos].astype(np.float64) / d
+        terms[pos] = pv * np.log(pv)
+    return terms
+
+
 def _line_stats(hist, lmin, empty="nan"):
     """(fraction of points in lines >= lmin, mean length, longest, entropy) over the last axis.
 
@@ -42,16 +55,14 @@ def _line_stats(hist, lmin, empty="nan"):
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(points_all > 0, points.astype(np.float64) / points_all, np.nan)
         mean = np.where(lines > 0, points.astype(np.float64) / lines, np.nan)
-        p = sel.astype(np.float64) / lines[..., None].astype(np.float64)
-        terms = np.where(sel > 0, p * np.log(np.where(sel > 0, p, 1.0)), 0.0)
+        terms = _plogp(sel, lines.astype(np.float64))
         entr = np.where(lines > 0, -terms.sum(axis=-1), np.nan)
     lmax = np.where(longest > 0, longest.astype(np.float64), np.nan)
     if empty == "pyunicorn":
         e = PYUNICORN_EPS
         ratio = points.astype(np.float64) / (points_all.astype(np.float64) + e)
         mean = points.astype(np.float64) / (lines.astype(np.float64) + e)
-        p = sel.astype(np.float64) / (lines[..., None].astype(np.float64) + e)
-        entr = -np.where(sel > 0, p * np.log(np.where(sel > 0, p, 1.0)), 0.0).sum(axis=-1)
+        entr = -_plogp(sel, lines.astype(np.float64) + e).sum(axis=-1)
         lmax = longest.astype(np.float64)
     elif empty == "crp":
         some = points_all > 0

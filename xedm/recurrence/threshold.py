@@ -11,7 +11,10 @@ recurrence picks one eps per channel, each for the same rate (as pyunicorn does)
   distance twice make up the whole sorted list.
 * ``method="sample"``: ``n_sample`` pairs drawn uniformly from the matrix with
   ``numpy.random.default_rng(seed)``; eps is the same rank in the sample.  The measured RR
-  is then close to, not equal to, ``rr``; the result reports it.
+  is then close to, not equal to, ``rr``; the result reports it.  With ``backend="gpu"`` the
+  sampled distances are computed on the GPU (the same pairs, the same float64 sums in the
+  same order, so the same eps to the last bit), which spares the CPU kernel (and its
+  compilation on a machine where it is not cached).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def _rank(rr: float, P: int) -> int:
 
 def eps_for_recurrence_rate(prob: RecurrenceProblem, rates, norm: str = "euclidean",
                             method: str = "auto", exact_limit: int = 20_000_000,
-                            n_sample: int = 2_000_000, seed: int = 0):
+                            n_sample: int = 2_000_000, seed: int = 0, backend: str = "cpu"):
     """eps of shape ``(nmat, K, nch)`` reaching each rate in ``rates`` for every matrix.
 
     Parameters
@@ -37,6 +40,8 @@ def eps_for_recurrence_rate(prob: RecurrenceProblem, rates, norm: str = "euclide
     norm : {"euclidean", "maximum", "manhattan"}
     method : {"auto", "exact", "sample"}
         ``auto`` is exact while the distances of one matrix fit in ``exact_limit`` values.
+    backend : {"cpu", "gpu"}
+        Where the sampled distances are computed (the exact method always runs on the CPU).
 
     Returns
     -------
@@ -90,9 +95,15 @@ def eps_for_recurrence_rate(prob: RecurrenceProblem, rates, norm: str = "euclide
             rng = np.random.default_rng(seed)
             pi = rng.integers(0, na, n_sample, dtype=np.int64)
             pj = rng.integers(0, nb, n_sample, dtype=np.int64)
-        d = np.empty((pi.size, prob.nch))
-        get_kernel("rqa_pair_distances", "cpu")(X, Y, prob.cvar, prob.coff, prob.cchan,
-                                                prob.nch, code, row, pi, pj, d)
+        if how == "sample" and backend == "gpu":
+            from ..kernels.rqa.gpu_sample import pair_distances
+
+            d = pair_distances(X, Y, prob.cvar, prob.coff, prob.cchan, prob.nch, code, row,
+                               pi, pj)
+        else:
+            d = np.empty((pi.size, prob.nch))
+            get_kernel("rqa_pair_distances", "cpu")(X, Y, prob.cvar, prob.coff, prob.cchan,
+                                                    prob.nch, code, row, pi, pj, d)
         for k, rr in enumerate(rates):
             idx = _rank(rr, pi.size)
             for ch in range(prob.nch):

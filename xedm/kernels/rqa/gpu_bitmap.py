@@ -2,16 +2,19 @@
 
 Imported only for ``backend="gpu"``, and used by :func:`xedm.kernels.rqa.gpu.line_histograms`
 for one symmetric matrix (self recurrence) with one threshold, a delay embedding that suits
-:mod:`xedm.kernels.rqa.gpu_f32`, on one GPU, when the ``N^2 / 16`` bytes of bits fit in
-80 % of its free memory (a million points: 68 GB, which an H200 holds and an 80 GB H100 does
-not: there the float32 kernels run).
+:mod:`xedm.kernels.rqa.gpu_f32`, on one GPU, when the ``N^2 / 16`` bytes of bits fit in its
+free memory less ``HEADROOM`` (1.5 GiB) (a million points: 68 GB, which an H200 and an 80 GB
+H100 hold; with 80 % of the free memory, as before, an H100 ran the float32 kernels, 2.1 s
+instead of 0.8 s).
 
 The kernels of :mod:`~xedm.kernels.rqa.gpu_f32` walk every column (N^2 distances) and every
 diagonal of the upper triangle (N^2 / 2), counting runs as they go.  Here three launches:
 
 1. ``rqa_bits``: a thread per diagonal of the upper triangle (the line of identity too)
    decides each element once, exactly as gpu_f32 does (float32 distance, float64 in the
-   CPU's order inside the guard band), and a warp of 32 consecutive diagonals (block kb)
+   CPU's order inside the guard band; ``TUNE["delta"]``: the window holds one float32
+   ``g(x[t] - x[t + k])`` per position, so a distance is one subtraction, one square and
+   E - 1 additions), and a warp of 32 consecutive diagonals (block kb)
    writes each row's 32 decisions as one word (a ballot): block kb's words, one per row
    ``i < N - 32 kb``, follow block kb - 1's, so a warp writes and reads consecutive words.
 2. ``rqa_druns``: diagonal lines.  A warp reads 32 rows of its 32 diagonals and transposes
@@ -20,8 +23,10 @@ diagonal of the upper triangle (N^2 / 2), counting runs as they go.  Here three 
    read as in 2 (32 rows of 32 columns, transposed); below it, column j is row j of the upper
    triangle (the matrix is symmetric), 32 rows a word.
 
-A lane reads the runs off a 32-row word with one step per run start or end.  Every count is
-identical to the CPU's.
+A lane reads the runs off a 32-row word: runs of 1 to 3 positions whose start lies in the same
+word are counted by popcounts of the word's transitions (``TUNE["pop"]``: chaotic data, whose
+lines are mostly that short, spent most of the runs kernels' time stepping through them), the
+others one step each.  Every count is identical to the CPU's.
 """
 
 from __future__ import annotations
@@ -33,7 +38,15 @@ from .layout import hist_layout
 _B = 256
 #: blocks per multiprocessor of the distance kernel (H200, N = 1,043,112, E = 5, tau = 3:
 #: 4 blocks 0.47 s, 3 blocks 0.52 s, 2 blocks 0.70 s)
-TUNE = {"blocks": 4}
+#: pop: the short runs of each 32-position word counted by popcounts (runs32); delta: the
+#: distance kernel keeps one value per position of its diagonal (the coordinate difference,
+#: squared for the Euclidean norm) instead of both series' values, 1 + E float32 operations a
+#: distance instead of 2 E.  H100, N = 1,043,112, E = 5, tau = 3 (benchmarks/rqa_gpu_paths.py):
+#: logistic map bits 0.464 -> 0.435 s, diagonal 0.246 -> 0.112 s, vertical 0.520 -> 0.392 s;
+#: Lorenz-63 0.474 -> 0.447, 0.082 -> 0.088, 0.211 -> 0.235 s
+TUNE = {"blocks": 4, "pop": 1, "delta": 1}
+#: bytes of the device's free memory left to everything else while the bits are held
+HEADROOM = 3 << 29
 
 _RUNS = r"""
 #define HS 2048
@@ -41,6 +54,20 @@ __device__ __forceinline__ void hadd(unsigned int* sh, unsigned long long* g, lo
                                      unsigned int w) {
     if (len < HS) atomicAdd(&sh[len], w);
     else atomicAdd(&g[len], (unsigned long long)w);
+}
+// POP: a lane counts the runs of 1 to 3 positions that a word's bits show whole (popcounts)
+// in registers, and the warp adds them up once at the end
+struct R3 { unsigned a1, a2, a3; };
+// every lane of the warp calls it
+__device__ __forceinline__ void rflush(const R3& r, unsigned int* sh) {
+    const unsigned s1 = __reduce_add_sync(0xffffffffu, r.a1);
+    const unsigned s2 = __reduce_add_sync(0xffffffffu, r.a2);
+    const unsigned s3 = __reduce_add_sync(0xffffffffu, r.a3);
+    if ((threadIdx.x & 31) == 0) {
+        if (s1) atomicAdd(&sh[1], s1);
+        if (s2) atomicAdd(&sh[2], s2);
+        if (s3) atomicAdd(&sh[3], s3);
+    }
 }
 __device__ __forceinline__ void hflush(unsigned int* sh, unsigned long long* g, long long lp1) {
     for (int b = threadIdx.x; b < HS; b += blockDim.x)
@@ -81,9 +108,42 @@ __device__ __forceinline__ unsigned transpose32(unsigned v, int lane) {
 __device__ __forceinline__ void runs32(unsigned v, long long ib, int nb, bool& cur,
                                        long long& st, unsigned* s1, unsigned long long* h1,
                                        unsigned w1, unsigned* s0, unsigned long long* h0,
-                                       unsigned w0) {
+                                       unsigned w0, R3& r1, R3& r0) {
     const unsigned mk = nb >= 32 ? 0xffffffffu : ((1u << nb) - 1u);
     v &= mk;
+#if POP
+    // bit q of x: a transition at position ib + q, which ends the run that began at the
+    // previous transition (or at st); the run was recurrent when bit q of v is 0
+    const unsigned x = (v ^ ((v << 1) | (cur ? 1u : 0u))) & mk;
+    if (!x) return;
+    // runs whose start (the previous transition) lies in this word 1, 2 or 3 positions
+    // back: counted by popcounts
+    const unsigned p1 = x << 1, p2 = x << 2, p3 = x << 3;
+    const unsigned c1 = x & p1, c2 = x & p2 & ~p1, c3 = x & p3 & ~p2 & ~p1;
+    const unsigned nv = ~v;
+    if (w1) {
+        r1.a1 += w1 * __popc(c1 & nv); r1.a2 += w1 * __popc(c2 & nv);
+        r1.a3 += w1 * __popc(c3 & nv);
+    }
+    if (w0) {
+        r0.a1 += w0 * __popc(c1 & v); r0.a2 += w0 * __popc(c2 & v);
+        r0.a3 += w0 * __popc(c3 & v);
+    }
+    // the others one by one (a run of weight 0 is not visited)
+    unsigned rest = x & ~(c1 | c2 | c3) & (w1 ? 0xffffffffu : v) & (w0 ? 0xffffffffu : nv);
+    while (rest) {
+        const int q = __ffs(rest) - 1;
+        rest &= rest - 1u;
+        const unsigned below = x & ((1u << q) - 1u);
+        const long long prev = below ? ib + (31 - __clz(below)) : st;
+        const long long len = ib + q - prev;
+        if (!((v >> q) & 1u)) hadd(s1, h1, len, w1);
+        else if (len > 0) hadd(s0, h0, len, w0);
+    }
+    const int last = 31 - __clz(x);
+    st = ib + last;
+    cur = (v >> last) & 1u;
+#else
     unsigned x = (v ^ ((v << 1) | (cur ? 1u : 0u))) & mk;
     while (x) {
         const int q = __ffs(x) - 1;
@@ -94,6 +154,7 @@ __device__ __forceinline__ void runs32(unsigned v, long long ib, int nb, bool& c
         cur = !cur;
         st = i;
     }
+#endif
 }
 extern "C" __global__ void rqa_druns(const unsigned* __restrict__ bmp, const long long N,
                                      const long long theiler, unsigned long long* hd,
@@ -105,6 +166,7 @@ extern "C" __global__ void rqa_druns(const unsigned* __restrict__ bmp, const lon
     const int lane = threadIdx.x & 31;
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long kw0 = k - lane;
+    R3 rd = {0u, 0u, 0u}, rz = {0u, 0u, 0u};
     if (kw0 < N) {
         const long long wlen = N - kw0, len_k = k < N ? N - k : 0;
         const unsigned w = k == 0 ? (theiler <= 0 ? 1u : 0u) : (k >= theiler ? 2u : 0u);
@@ -115,10 +177,12 @@ extern "C" __global__ void rqa_druns(const unsigned* __restrict__ bmp, const lon
             const unsigned row = (r < wlen) ? seg32(bmp, N, r, kw0) : 0u;
             const unsigned v = transpose32(row, lane);
             if (ib < len_k)
-                runs32(v, ib, (int)min(32LL, len_k - ib), cur, st, shd, hd, w, shd, hd, 0u);
+                runs32(v, ib, (int)min(32LL, len_k - ib), cur, st, shd, hd, w, shd, hd, 0u,
+                       rd, rz);
         }
         if (cur && w && len_k > 0) hadd(shd, hd, len_k - st, w);
     }
+    rflush(rd, shd);
     __syncthreads();
     hflush(shd, hd, lp1);
 }
@@ -133,6 +197,7 @@ extern "C" __global__ void rqa_vruns(const unsigned* __restrict__ bmp, const lon
     const int lane = threadIdx.x & 31;
     const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long j0 = j - lane;
+    R3 rv = {0u, 0u, 0u}, rw = {0u, 0u, 0u};
     if (j0 < N) {
         const bool valid = j < N;
         bool cur = false;
@@ -150,7 +215,8 @@ extern "C" __global__ void rqa_vruns(const unsigned* __restrict__ bmp, const lon
                         if (ib + r < N) v |= bit_at(bmp, N, ib + r, j) << r;
             }
             if (valid)
-                runs32(v, ib, (int)min(32LL, N - ib), cur, st, shv, hv, 1u, shw, hw, 1u);
+                runs32(v, ib, (int)min(32LL, N - ib), cur, st, shv, hv, 1u, shw, hw, 1u,
+                       rv, rw);
         }
         if (valid) {
             const long long len = N - st;
@@ -158,6 +224,8 @@ extern "C" __global__ void rqa_vruns(const unsigned* __restrict__ bmp, const lon
             else if (len > 0) hadd(shw, hw, len, 1u);
         }
     }
+    rflush(rv, shv);
+    rflush(rw, shw);
     __syncthreads();
     hflush(shv, hv, lp1);
     hflush(shw, hw, lp1);
@@ -165,9 +233,11 @@ extern "C" __global__ void rqa_vruns(const unsigned* __restrict__ bmp, const lon
 """
 
 
-def _bits_source(E, tau, norm, order, blocks):
+def _bits_source(E, tau, norm, order, blocks, delta=True):
     """``rqa_bits`` for one embedding (see the module docstring)."""
     W = (E - 1) * tau + 1
+    if delta:
+        return _bits_source_delta(E, tau, norm, order, blocks)
     if norm == 0:
         f_acc, d_acc = "ACC = fmaf(d_, d_, ACC);", "a = a + d_ * d_;"
     elif norm == 1:
@@ -221,6 +291,66 @@ extern "C" __global__ void __launch_bounds__({_B}, {blocks}) rqa_bits(
 """
 
 
+def _bits_source_delta(E, tau, norm, order, blocks):
+    """``rqa_bits`` keeping ``g(x[t] - x[t + k])`` for the W positions t of the window (g the
+    square for the Euclidean norm, else the absolute value) and combining E of them: the
+    float32 values are those of the other form up to one rounding of each square (which
+    :func:`~xedm.kernels.rqa.gpu_f32.guard_bands` counts); the decisions in the band are the
+    same float64 sums in the CPU's order."""
+    W = (E - 1) * tau + 1
+    if norm == 0:
+        g, comb, d_acc = "d_ * d_", "af = af + GW;", "a = a + d_ * d_;"
+    elif norm == 1:
+        g, comb = "fabsf(d_)", "af = fmaxf(af, GW);"
+        d_acc = "{ double e_ = fabs(d_); a = (e_ > a) ? e_ : a; }"
+    else:
+        g, comb, d_acc = "fabsf(d_)", "af = af + GW;", "a = a + fabs(d_);"
+    exact_body = " ".join(f"{{ double d_ = xp[{o}] - yp[{o}]; {d_acc} }}" for o in order)
+    steps = []
+    for u in range(W):
+        first, *others = order
+        dist = f"float af = gw[{(u + first) % W}]; " + " ".join(
+            comb.replace("GW", f"gw[{(u + o) % W}]") for o in others)
+        steps.append(f"""{{
+            const int i = ib + {u};
+            {dist}
+            {{ const float d_ = xf[i + {W}] - yf[i + {W}]; gw[{u}] = {g}; }}
+            bool bit = af < lo;
+            if (!bit && af <= hi && i < len_k) bit = exact(xa + i, xa + i + k) < th;
+            const unsigned wd = __ballot_sync(0xffffffffu, bit && i < len_k);
+            if (lane == 0 && i < wlen) out[i] = wd;
+        }}""")
+    body = "\n        ".join(steps)
+    return f"""
+__device__ __noinline__ double exact(const double* xp, const double* yp) {{
+    double a = 0.0;
+    {exact_body}
+    return a;
+}}
+extern "C" __global__ void __launch_bounds__({_B}, {blocks}) rqa_bits(
+    const double* __restrict__ D, const float* __restrict__ F, const long long xo,
+    const long long N, const double th, const float lo, const float hi,
+    unsigned int* __restrict__ bmp)
+{{
+    const int lane = threadIdx.x & 31;
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long kw0 = k - lane, kb = kw0 >> 5;
+    if (kw0 >= N) return;  // whole warps only
+    const int wlen = (int)(N - kw0), len_k = k < N ? (int)(N - k) : 0;
+    const double* xa = D + xo;
+    const float* xf = F + xo;
+    const float* yf = F + xo + k;
+    unsigned int* out = bmp + (kb * N - 16 * kb * (kb - 1));  // this warp's block of words
+    float gw[{W}];
+    #pragma unroll
+    for (int q = 0; q < {W}; ++q) {{ const float d_ = xf[q] - yf[q]; gw[q] = {g}; }}
+    for (int ib = 0; ib < wlen; ib += {W}) {{
+        {body}
+    }}
+}}
+"""
+
+
 _CACHE: dict = {}
 
 
@@ -232,8 +362,8 @@ def words(n: int) -> int:
 
 
 def suits(prob, thr, norm: int) -> bool:
-    """One symmetric matrix, one threshold, a gpu_f32 embedding, and the bits fit in 80 % of
-    the current device's free memory."""
+    """One symmetric matrix, one threshold, a gpu_f32 embedding, and the bits fit in the
+    current device's free memory less ``HEADROOM``."""
     from .gpu_f32 import qualifies
 
     if not prob.symmetric or prob.matrices.shape[0] != 1 or thr.shape[1] != 1:
@@ -243,15 +373,15 @@ def suits(prob, thr, norm: int) -> bool:
     import cupy as cp
 
     n = int(prob.matrices[0, 2])
-    need = 4 * words(n) + 64 * n
+    need = 4 * words(n) + 64 * n + HEADROOM
     free = cp.cuda.Device().mem_info[0]
-    if need >= 0.8 * free:
+    if need >= free:
         # blocks that CuPy's pool holds but no array uses go back to the device first
         pool = cp.get_default_memory_pool()
-        if need < 0.8 * (free + pool.free_bytes()):
+        if need < free + pool.free_bytes():
             pool.free_all_blocks()
             free = cp.cuda.Device().mem_info[0]
-    return need < 0.8 * free
+    return need < free
 
 
 def line_histograms(prob, thr, norm, timings=None):
@@ -279,14 +409,17 @@ def line_histograms(prob, thr, norm, timings=None):
     arow, astart = int(prob.matrices[0, 0]), int(prob.matrices[0, 1])
     xo = (arow + int(prob.cvar[0])) * X.shape[1] + astart + int(np.asarray(prob.coff).min())
     dev = cp.cuda.Device().id
-    key = (dev, E, tau, norm, order, TUNE["blocks"])
+    delta = bool(TUNE["delta"])
+    key = (dev, E, tau, norm, order, TUNE["blocks"], delta)
     mod = _CACHE.get(key)
     if mod is None:
         mod = _CACHE[key] = cp.RawModule(
-            code=_bits_source(E, tau, norm, order, TUNE["blocks"]), options=("--fmad=false",))
-    runs = _CACHE.get((dev, "runs"))
+            code=_bits_source(E, tau, norm, order, TUNE["blocks"], delta),
+            options=("--fmad=false",))
+    pop = int(bool(TUNE["pop"]))
+    runs = _CACHE.get((dev, "runs", pop))
     if runs is None:
-        runs = _CACHE[(dev, "runs")] = cp.RawModule(code=_RUNS)
+        runs = _CACHE[(dev, "runs", pop)] = cp.RawModule(code=f"#define POP {pop}\n" + _RUNS)
     hd, hv, hw = (cp.zeros(lp1, cp.uint64) for _ in range(3))
     # the bits straight from the device, not through CuPy's pool: the tens of GB go back
     # when this call ends instead of staying reserved in the pool

@@ -251,14 +251,15 @@ def guard_bands(thr, M: float, E: int, norm: int):
 
     A float32 coordinate difference is off by at most ``3 u (2M)`` (``u`` = 2**-24: the two
     roundings of the centred values and the subtraction); a squared term by about
-    ``2 (2M) 3u (2M)``, and each of the E accumulations adds ``u`` of the sum (at most
+    ``2 (2M) 3u (2M)`` plus ``u (2M)^2`` where it is rounded before it is added (the
+    bitmap kernel), and each of the E accumulations adds ``u`` of the sum (at most
     ``E (2M)^2``).  The band is eight times that bound, plus the rounding of the threshold
     to float32 and of the band's edges, so every distance outside it is on the same side of
     the threshold in float64 as in float32."""
     u = 2.0 ** -24
     span = 2.0 * M
     if norm == 0:
-        err = E * (6 * u * span * span) + E * u * E * span * span
+        err = E * (7 * u * span * span) + E * u * E * span * span
     elif norm == 1:
         err = 3 * u * span
     else:

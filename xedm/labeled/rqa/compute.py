@@ -55,7 +55,7 @@ def measures(xa, ya, p, show):
             e, times = np.full((len(group), 1, 1), np.nan), None
         else:
             e, used_method = eps_matrix(prob, p.xs, p.ys, p.norm, p.eps_method,
-                                        exps[[b for b, _ in group]])
+                                        exps[[b for b, _ in group]], backend=p.backend)
             h = line_histograms(prob, e, p.norm, p.backend, p.tile, progress=advance,
                                 vertical_band=conv.vertical_band,
                                 white_interior=conv.white_interior)

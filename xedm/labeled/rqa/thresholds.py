@@ -71,15 +71,17 @@ def threshold_specs(eps, recurrence_rate, joint_eps, joint_recurrence_rate, kind
     return xs, None
 
 
-def eps_matrix(prob, xs, ys, norm, eps_method, exps):
+def eps_matrix(prob, xs, ys, norm, eps_method, exps, backend="cpu"):
     """eps ``(nmat, K, nch)`` for every matrix of ``prob`` (series scaled by ``unit_scale``,
     exponents ``exps`` (nmat, nch)), in the scaled unit: ``K = Kx`` when the joint series
-    follows the data (``ys is None``), else ``Kx * Ky`` (x-major, the outer product)."""
+    follows the data (``ys is None``), else ``Kx * Ky`` (x-major, the outer product);
+    ``backend="gpu"``: sampled distances computed on the GPU (the same eps)."""
     nmat = prob.matrices.shape[0]
     rates = [t.values for t in (xs, ys) if t is not None and t.is_rate]
     r, method = (None, None)
     if rates:
-        r, method = eps_for_recurrence_rate(prob, np.concatenate(rates), norm, eps_method)
+        r, method = eps_for_recurrence_rate(prob, np.concatenate(rates), norm, eps_method,
+                                            backend=backend)
     Kx = xs.size
 
     def given(t, ch):  # a user's eps, in channel ch's scaled unit
