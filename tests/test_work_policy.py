@@ -78,7 +78,17 @@ def test_the_limit_is_seconds_and_none_lifts_it(two_cores):
 
 def test_device_memory_without_a_device_refuses_nothing(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
-    memory.check_device_memory(1e18, "a call", "use less")
+    from xedm.kernels.device import memory_info
+
+    try:
+        info = memory_info()
+    except Exception:  # noqa: BLE001
+        info = None
+    assert info is None
+    memory.check_device_memory(1e18, "a call", "use less", info)
+    with pytest.raises(ValueError, match="GPU memory"):  # with a device's figures
+        memory.check_device_memory(1e18, "a call", "use less", (2**34, 2**36))
+    memory.check_device_memory(1e9, "a call", "use less", (2**34, 2**36))
 
 
 # ---- limits that disagreed ----------------------------------------------------------------

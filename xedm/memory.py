@@ -198,15 +198,11 @@ def check_work(n_ops: float, what: str, fix: str, *, backend: str | None = "cpu"
     )
 
 
-def check_device_memory(nbytes: float, what: str, fix: str, share: float = 0.9) -> None:
+def check_device_memory(nbytes: float, what: str, fix: str, info, share: float = 0.9) -> None:
     """Refuse a GPU call whose device arrays (``nbytes``) exceed ``share`` of the device's
-    memory; does nothing without CuPy or a device (no figure, as :func:`check_memory`)."""
-    try:
-        from .kernels.device import memory_info
-
-        info = memory_info()
-    except Exception:  # noqa: BLE001  (no CuPy, no driver: no figure)
-        info = None
+    memory; ``info``: the device's (free, total) bytes (the caller asks
+    ``xedm.kernels.device.memory_info``: this module sits below the kernels), None without
+    CuPy or a device (no figure, nothing checked, as :func:`check_memory`)."""
     if info is None or nbytes <= share * info[1]:
         return
     free, total = info

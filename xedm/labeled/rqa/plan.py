@@ -206,8 +206,14 @@ def check_cost(nbatch: int, nwin: int, na: int, nb: int, K: int, nch: int,
     fix = "give fewer eps / recurrence_rate values (or use window= on shorter pieces)"
     check_memory(need, what, fix)
     if backend == "gpu":  # a group's histograms and the states on the device
+        from ...kernels.device import memory_info
+
+        try:
+            info = memory_info()
+        except Exception:  # noqa: BLE001  (no CuPy, no driver: no figure)
+            info = None
         check_device_memory(24.0 * K * (na + 1) * (3 + nbatch) + 8.0 * nch * (na + nb) * nbatch,
-                            what, fix)
+                            what, fix, info)
     check_work(float(nbatch) * nwin * na * nb * (K * nch + E_DIST_OPS), what, fix,
                backend=backend)
 
