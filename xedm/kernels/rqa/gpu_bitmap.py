@@ -260,6 +260,14 @@ def _bits_source(E, tau, norm, order, blocks, delta=True):
             const unsigned wd = __ballot_sync(0xffffffffu, bit && i < len_k);
             if (lane == 0 && i < wlen) out[i] = wd;
         }}""")
+    window = (f"float xw[{W}], yw[{W}];\n    #pragma unroll\n"
+              f"    for (int q = 0; q < {W}; ++q) {{ xw[q] = xf[q]; yw[q] = yf[q]; }}")
+    return _bits_kernel(exact_body, window, steps, W, blocks)
+
+
+def _bits_kernel(exact_body, window, steps, W, blocks):
+    """The ``rqa_bits`` kernel around a window's declaration and first fill (``window``)
+    and the unrolled ``steps`` of one window of W positions (both forms share it)."""
     body = "\n        ".join(steps)
     return f"""
 __device__ __noinline__ double exact(const double* xp, const double* yp) {{
@@ -281,9 +289,7 @@ extern "C" __global__ void __launch_bounds__({_B}, {blocks}) rqa_bits(
     const float* xf = F + xo;
     const float* yf = F + xo + k;
     unsigned int* out = bmp + (kb * N - 16 * kb * (kb - 1));  // this warp's block of words
-    float xw[{W}], yw[{W}];
-    #pragma unroll
-    for (int q = 0; q < {W}; ++q) {{ xw[q] = xf[q]; yw[q] = yf[q]; }}
+    {window}
     for (int ib = 0; ib < wlen; ib += {W}) {{
         {body}
     }}
@@ -320,35 +326,9 @@ def _bits_source_delta(E, tau, norm, order, blocks):
             const unsigned wd = __ballot_sync(0xffffffffu, bit && i < len_k);
             if (lane == 0 && i < wlen) out[i] = wd;
         }}""")
-    body = "\n        ".join(steps)
-    return f"""
-__device__ __noinline__ double exact(const double* xp, const double* yp) {{
-    double a = 0.0;
-    {exact_body}
-    return a;
-}}
-extern "C" __global__ void __launch_bounds__({_B}, {blocks}) rqa_bits(
-    const double* __restrict__ D, const float* __restrict__ F, const long long xo,
-    const long long N, const double th, const float lo, const float hi,
-    unsigned int* __restrict__ bmp)
-{{
-    const int lane = threadIdx.x & 31;
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long kw0 = k - lane, kb = kw0 >> 5;
-    if (kw0 >= N) return;  // whole warps only
-    const int wlen = (int)(N - kw0), len_k = k < N ? (int)(N - k) : 0;
-    const double* xa = D + xo;
-    const float* xf = F + xo;
-    const float* yf = F + xo + k;
-    unsigned int* out = bmp + (kb * N - 16 * kb * (kb - 1));  // this warp's block of words
-    float gw[{W}];
-    #pragma unroll
-    for (int q = 0; q < {W}; ++q) {{ const float d_ = xf[q] - yf[q]; gw[q] = {g}; }}
-    for (int ib = 0; ib < wlen; ib += {W}) {{
-        {body}
-    }}
-}}
-"""
+    window = (f"float gw[{W}];\n    #pragma unroll\n    for (int q = 0; q < {W}; ++q) "
+              f"{{ const float d_ = xf[q] - yf[q]; gw[q] = {g}; }}")
+    return _bits_kernel(exact_body, window, steps, W, blocks)
 
 
 _CACHE: dict = {}
