@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import numpy as np
 
@@ -21,16 +20,9 @@ import xedm
 
 
 def timed(fn, rep=3):
-    import cupy as cp
+    from xmap_gpu_repeat import device_times  # benchmarks/ is the script's folder
 
-    fn()
-    cp.cuda.Device().synchronize()
-    ts = []
-    for _ in range(rep):
-        t0 = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        ts.append(time.perf_counter() - t0)
+    ts = device_times(fn, rep)
     return float(np.median(ts)), ts
 
 

@@ -19,7 +19,9 @@ import numpy as np
 import xedm
 
 
-def timed(fn, rep=5):
+def device_times(fn, rep):
+    """Seconds of ``rep`` calls of ``fn``, each synchronised with the device, after one
+    warm-up call."""
     import cupy as cp
 
     fn()
@@ -30,6 +32,11 @@ def timed(fn, rep=5):
         fn()
         cp.cuda.Device().synchronize()
         ts.append(time.perf_counter() - t0)
+    return ts
+
+
+def timed(fn, rep=5):
+    ts = device_times(fn, rep)
     return min(ts), float(np.median(ts))
 
 
