@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import tqdm.auto
 import xarray as xr
+from fakes import Clock
 
 import xedm
 import xedm._progress as progress_mod
@@ -275,15 +276,6 @@ def test_ccm_default_columns_are_the_series_over_time(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- progress
-class Clock:
-    def __init__(self, step: float):
-        self.t, self.step = 0.0, step
-
-    def __call__(self):
-        self.t += self.step
-        return self.t
-
-
 @pytest.fixture
 def no_terminal(monkeypatch):
     """stderr captured (not a terminal); any tqdm bar is recorded; each reading of the clock

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tqdm.auto
 import xarray as xr
+from fakes import Clock
 
 import xedm
 import xedm._progress as progress_mod
@@ -148,17 +149,6 @@ def test_one_long_series_advances_over_prediction_rows(bars, monkeypatch, func, 
 
 
 # ----------------------------------------------------------------------------- not a terminal
-class Clock:
-    """A clock that moves ``step`` seconds each time it is read."""
-
-    def __init__(self, step: float):
-        self.t, self.step = 0.0, step
-
-    def __call__(self):
-        self.t += self.step
-        return self.t
-
-
 def log_lines(err: str) -> list[str]:
     assert "\r" not in err and "\x1b" not in err  # no bar redrawn in the log
     return [line for line in err.splitlines() if line.strip()]
