@@ -516,6 +516,12 @@ class Bench:
                     "simplex-4k-E3", L4k, 3, target="" if q else ">= 100x pyEDM"
                 ),
             ),
+            (
+                "simplex-4k-E20",
+                lambda: self.simplex_row(
+                    "simplex-4k-E20", L4k, 20 if not q else 8, target="" if q else ">= 100x pyEDM"
+                ),
+            ),
             ("smap-1k", lambda: self.smap_row("smap-1k", 200 if q else 1_000)),
             ("smap-4k", lambda: self.smap_row("smap-4k", 300 if q else 4_000)),
             (

@@ -203,6 +203,10 @@ def _apply(X, y, dim, core, outputs: dict[str, tuple[list[str], dict[str, int], 
 # to be worth splitting the series into chunks (each chunk is one batched kernel call)
 _PROGRESS_MIN_WORK = 1e7
 _PROGRESS_CHUNKS = 50
+# simplex splits one series' rows only from T² = 1e9 (about half a second of kNN on two
+# cores; the bar shows after two seconds): a split of shorter work only costs, its 50 small
+# kernel calls of one task each running on one core (L = 4,000, E = 20: 0.10 -> 0.05 s)
+_SIMPLEX_SPLIT_WORK = 1e9
 
 
 def _with_progress(wrapped, xa, ya, desc: str):
@@ -227,14 +231,16 @@ def _with_progress(wrapped, xa, ya, desc: str):
                  for i in range(len(parts[0])))
 
 
-def _row_progress(Xb, desc: str, method=None):
+def _row_progress(Xb, desc: str, method=None, min_work: float | None = None):
     """(row_chunks, tick, close) for the core of one long series: its prediction rows run in
     ``_PROGRESS_CHUNKS`` ranges with one bar (several series get theirs from
-    :func:`_with_progress`); (1, None, no-op) when there is little work, progress is off, or
-    the neighbour ``method`` (when given) is an index that a split would rebuild."""
+    :func:`_with_progress`); (1, None, no-op) when there is little work (T² below
+    ``min_work``, default ``_PROGRESS_MIN_WORK``), progress is off, or the neighbour
+    ``method`` (when given) is an index that a split would rebuild."""
     B, T = Xb.shape[0], Xb.shape[-1]
+    min_work = _PROGRESS_MIN_WORK if min_work is None else min_work
     split = method is None or method_name(method) == "exact"
-    if B != 1 or not split or T * T < _PROGRESS_MIN_WORK or not get_option("progress"):
+    if B != 1 or not split or T * T < min_work or not get_option("progress"):
         return 1, None, lambda: None
     bar = counter_bar(None, desc, _PROGRESS_CHUNKS, unit="chunk")
     return _PROGRESS_CHUNKS, lambda rows: bar.update(1), bar.close
@@ -407,7 +413,7 @@ def simplex(
     P = len(out_t)
 
     def core(Xb, yb):
-        chunks, tick, close = _row_progress(Xb, "simplex", method)
+        chunks, tick, close = _row_progress(Xb, "simplex", method, _SIMPLEX_SPLIT_WORK)
         try:
             return _simplex.simplex(Xb, yb, E=E, tau=tau, Tp=Tp, knn=knn, excl=excl,
                                     embedded=bool(embedded), backend=backend, method=method,
