@@ -94,6 +94,7 @@ class Bench:
         t0 = time.perf_counter()
         jobs = [
             ("simplex", lambda f: f(da, E=3)),
+            ("simplex", lambda f: f(da, E=8)),  # the diagonal kNN kernel (E >= 7)
             ("smap", lambda f: f(da, E=3, theta=2.0)),
             ("simplex", lambda f: call(f, da, E=3, generate_steps=3)),
             ("smap", lambda f: call(f, da, E=3, theta=2.0, generate_steps=3)),
