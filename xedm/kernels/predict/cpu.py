@@ -95,13 +95,23 @@ def simplex_predict_var(idx, dist, ok, y, k_list, Tp):
     var = np.full((B, P), np.nan)
     rows = 64  # per task: one buffer of weights (the variance reuses them: half the exp)
     for blk in prange((B * P + rows - 1) // rows):
-        wbuf = np.empty(depth)
-        for task in range(blk * rows, min(B * P, blk * rows + rows)):
-            b = task // P
-            pi = task - b * P
-            pred[b, pi], var[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi,
-                                                   True, wbuf)
+        # int64, not the loop's unsigned index: one signature, one compile
+        _var_rows(idx, dist, ok, y, k_list, Tp, np.int64(blk) * rows, rows, pred, var)
     return pred, var
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _var_rows(idx, dist, ok, y, k_list, Tp, first, rows, pred, var):
+    """Rows first .. first + rows - 1 (flat over series and rows) of
+    :func:`simplex_predict_var`, with one buffer of weights (a serial function: the parallel
+    loop only calls it, which keeps its compilation short)."""
+    B, P, depth = idx.shape
+    wbuf = np.empty(depth)
+    for task in range(first, min(B * P, first + rows)):
+        b = task // P
+        pi = task - b * P
+        pred[b, pi], var[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, True,
+                                               wbuf)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
