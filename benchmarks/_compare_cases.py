@@ -94,6 +94,7 @@ class Bench:
         t0 = time.perf_counter()
         jobs = [
             ("simplex", lambda f: f(da, E=3)),
+            ("simplex", lambda f: f(da, E=8)),  # the diagonal kNN kernel (E >= 7)
             ("smap", lambda f: f(da, E=3, theta=2.0)),
             ("simplex", lambda f: call(f, da, E=3, generate_steps=3)),
             ("smap", lambda f: call(f, da, E=3, theta=2.0, generate_steps=3)),
@@ -514,6 +515,12 @@ class Bench:
                 "simplex-4k-E3",
                 lambda: self.simplex_row(
                     "simplex-4k-E3", L4k, 3, target="" if q else ">= 100x pyEDM"
+                ),
+            ),
+            (
+                "simplex-4k-E20",
+                lambda: self.simplex_row(
+                    "simplex-4k-E20", L4k, 20 if not q else 8, target="" if q else ">= 100x pyEDM"
                 ),
             ),
             ("smap-1k", lambda: self.smap_row("smap-1k", 200 if q else 1_000)),

@@ -75,6 +75,17 @@ def test_small_calls_and_one_series_are_not_split(bars, many):
     assert bars == []
 
 
+def test_simplex_splits_one_series_only_for_long_work():
+    # below T² = _SIMPLEX_SPLIT_WORK a split only costs (50 small kernel calls on one core)
+    short, long = np.zeros((1, 1, 4_000)), np.zeros((1, 1, 40_000))
+    simplex = {"min_work": edm._SIMPLEX_SPLIT_WORK}
+    assert edm._row_progress(short, "simplex", None, **simplex)[0] == 1
+    for args, kw in [((short, "smap"), {}), ((long, "simplex", None), simplex)]:
+        chunks, _, close = edm._row_progress(*args, **kw)  # S-map's rule unchanged
+        close()
+        assert chunks == edm._PROGRESS_CHUNKS
+
+
 def test_rqa_one_long_series_advances_in_rounds(bars, monkeypatch):
     x = xedm.datasets.logistic_map(700)
     with xedm.set_options(progress=False):
@@ -142,6 +153,7 @@ def test_one_long_series_advances_over_prediction_rows(bars, monkeypatch, func, 
         want = getattr(x.edm, func)(**kw)
     assert bars == []
     monkeypatch.setattr(edm, "_PROGRESS_MIN_WORK", 0)
+    monkeypatch.setattr(edm, "_SIMPLEX_SPLIT_WORK", 0)
     monkeypatch.setattr(edm, "_PROGRESS_CHUNKS", 7)
     got = getattr(x.edm, func)(**kw)
     xr.testing.assert_identical(got, want)

@@ -214,6 +214,12 @@ def _chunks(work: float, most: int) -> int:
     return int(min(most, max(_PROGRESS_CHUNKS, np.ceil(work / _CHUNK_WORK))))
 
 
+# simplex splits one series' rows only from T² = 1e9 (about half a second of kNN on two
+# cores; the bar shows after two seconds): a split of shorter work only costs, its 50 small
+# kernel calls of one task each running on one core (L = 4,000, E = 20: 0.10 -> 0.05 s)
+_SIMPLEX_SPLIT_WORK = 1e9
+
+
 def _with_progress(wrapped, xa, ya, desc: str):
     """``wrapped(xa, ya)``, run over chunks of series with one progress bar (unit: series)
     when there are several series and enough work; the results are the same either way."""
@@ -236,16 +242,19 @@ def _with_progress(wrapped, xa, ya, desc: str):
                  for i in range(len(parts[0])))
 
 
-def _row_progress(Xb, desc: str, method=None, weight: int = 1):
+def _row_progress(Xb, desc: str, method=None, weight: int = 1,
+                  min_work: float | None = None):
     """(row_chunks, tick, close) for the core of one long series: its prediction rows run in
     :func:`_chunks` ranges (``weight``: the sweep's values, thetas or E, that each row runs)
     with one bar when progress is on (several series get theirs from :func:`_with_progress`);
-    (1, None, no-op) when there is little work, or the neighbour ``method`` (when given) is
-    an index that a split would rebuild."""
+    (1, None, no-op) when there is little work (T² x weight below ``min_work``, default
+    ``_PROGRESS_MIN_WORK``), or the neighbour ``method`` (when given) is an index that a
+    split would rebuild."""
     B, T = Xb.shape[0], Xb.shape[-1]
+    min_work = _PROGRESS_MIN_WORK if min_work is None else min_work
     split = method is None or method_name(method) == "exact"
     work = float(T) * T * max(weight, 1)
-    if B != 1 or not split or work < _PROGRESS_MIN_WORK:
+    if B != 1 or not split or work < min_work:
         return 1, None, lambda: None
     n = _chunks(work, T)
     bar = counter_bar(None, desc, n, unit="chunk")
@@ -419,7 +428,8 @@ def simplex(
     P = len(out_t)
 
     def core(Xb, yb):
-        chunks, tick, close = _row_progress(Xb, "simplex", method)
+        chunks, tick, close = _row_progress(Xb, "simplex", method,
+                                            min_work=_SIMPLEX_SPLIT_WORK)
         try:
             return _simplex.simplex(Xb, yb, E=E, tau=tau, Tp=Tp, knn=knn, excl=excl,
                                     embedded=bool(embedded), backend=backend, method=method,

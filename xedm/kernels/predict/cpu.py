@@ -23,10 +23,11 @@ from .constants import D_MIN, SWEEP_MAX_E
 
 
 @njit(inline="always", cache=True, fastmath=FASTMATH_STRICT)
-def _simplex_row(idx, dist, ok, y, k, Tp, b, pi, want_var):
+def _simplex_row(idx, dist, ok, y, k, Tp, b, pi, want_var, wbuf):
     """(prediction, variance) of row (b, pi): the first k entries valid in ``ok``; the
     variance (only when ``want_var``) is ``sum w_i (y_i - pred)^2 / sum w_i`` (pyEDM's
-    Pred_Variance), a second pass over the same entries."""
+    Pred_Variance), a second pass over the same entries, with the weights of the first
+    kept in ``wbuf`` (the row's depth; unused without the variance)."""
     depth = idx.shape[2]
     m = 0
     dmin = 1.0
@@ -42,6 +43,8 @@ def _simplex_row(idx, dist, ok, y, k, Tp, b, pi, want_var):
         if m == 0:
             dmin = max(dist[b, pi, j], D_MIN)
         w = np.exp(-dist[b, pi, j] / dmin)
+        if want_var:
+            wbuf[j] = w
         wsum += w
         acc += w * y[b, q + Tp]
         m += 1
@@ -58,8 +61,7 @@ def _simplex_row(idx, dist, ok, y, k, Tp, b, pi, want_var):
             q = idx[b, pi, j]
             if not ok[b, q]:
                 continue
-            w = np.exp(-dist[b, pi, j] / dmin)
-            sq += w * (y[b, q + Tp] - pred) ** 2
+            sq += wbuf[j] * (y[b, q + Tp] - pred) ** 2
         var = sq / wsum
     return pred, var
 
@@ -75,10 +77,11 @@ def simplex_predict(idx, dist, ok, y, k_list, Tp):
     """
     B, P, depth = idx.shape
     pred = np.full((B, P), np.nan)
+    none = np.empty(0)
     for task in prange(B * P):
         b = task // P
         pi = task - b * P
-        pred[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, False)[0]
+        pred[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, False, none)[0]
     return pred
 
 
@@ -90,11 +93,25 @@ def simplex_predict_var(idx, dist, ok, y, k_list, Tp):
     B, P, depth = idx.shape
     pred = np.full((B, P), np.nan)
     var = np.full((B, P), np.nan)
-    for task in prange(B * P):
+    rows = 64  # per task: one buffer of weights (the variance reuses them: half the exp)
+    for blk in prange((B * P + rows - 1) // rows):
+        # int64, not the loop's unsigned index: one signature, one compile
+        _var_rows(idx, dist, ok, y, k_list, Tp, np.int64(blk) * rows, rows, pred, var)
+    return pred, var
+
+
+@njit(cache=True, fastmath=FASTMATH_STRICT)
+def _var_rows(idx, dist, ok, y, k_list, Tp, first, rows, pred, var):
+    """Rows first .. first + rows - 1 (flat over series and rows) of
+    :func:`simplex_predict_var`, with one buffer of weights (a serial function: the parallel
+    loop only calls it, which keeps its compilation short)."""
+    B, P, depth = idx.shape
+    wbuf = np.empty(depth)
+    for task in range(first, min(B * P, first + rows)):
         b = task // P
         pi = task - b * P
-        pred[b, pi], var[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, True)
-    return pred, var
+        pred[b, pi], var[b, pi] = _simplex_row(idx, dist, ok, y, k_list[b], Tp, b, pi, True,
+                                               wbuf)
 
 
 @njit(parallel=True, cache=True, fastmath=FASTMATH_DIST)
