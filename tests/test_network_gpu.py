@@ -115,10 +115,10 @@ def test_causal_network_gpu_equals_cpu():
     np.testing.assert_array_equal(gpu.link.values, cpu.link.values)
     np.testing.assert_array_equal(gpu.selected.values, cpu.selected.values)
     np.testing.assert_array_equal(gpu.decision.values, cpu.decision.values)
-    # p where both devices measured a gain: series 2 sits near a periodic orbit (E = 4) whose
-    # local fits are nearly singular; what they give is rounding (on
-    # the H100, p = 1: its candidates' errors equal the base model's to the last bit; on the
-    # CPU p 0.84-0.98): both "no link", compared above; p elsewhere
+    # p where both devices measured a gain, outside series 2: it sits near a periodic orbit
+    # (E = 4) whose local fits are nearly singular, so what they give is rounding (on the
+    # H100 p = 1, its candidates' errors equal the base model's to the last bit; on the CPU
+    # p 0.84-0.98); its decisions, "no link" on both, are compared above
     both = np.isfinite(gpu.gain.values) & np.isfinite(cpu.gain.values)
     both[2] = False
     assert both.sum() >= 40

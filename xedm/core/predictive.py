@@ -92,11 +92,11 @@ def _p_gain(S, V, r1, ab0, ab1, dd, c):
     cc = np.maximum(c, 1)
     mae0, mae1 = ab0 / cc, ab1 / cc
     top = np.maximum(mae0, mae1)
-    top = np.where(top > 0, top, 1.0)
+    top = np.where(top > 0, top, 1.0)  # both errors 0: every d is 0, so gain = gain_hi = 0
     mean = mae0 - mae1  # the mean of d = |e0| - |e1|
     sd = np.sqrt(np.maximum(dd / cc - mean * mean, 0.0) * infl / cc)
-    gain = np.where(mae0 + mae1 > 0, mean / top, 0.0)
-    hi = np.minimum(np.where(mae0 + mae1 > 0, (mean + BOUND_Z * sd) / top, 0.0), 1.0)
+    gain = mean / top
+    hi = np.minimum((mean + BOUND_Z * sd) / top, 1.0)
     # no time where both models predict (a candidate singular everywhere, e.g. a constant
     # series): nothing measured, not a reduction of the error to 0
     return p, np.where(c > 0, gain, np.nan), np.where(c > 0, hi, np.nan)
