@@ -442,25 +442,33 @@ def signed_rank_p(e0, e1):
 
 
 def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_drivers=8,
-                            near=40, max_candidates=None, max_lag=1, extra=10):
+                            near=40, max_candidates=None, max_lag=1, extra=10,
+                            alpha_keep=0.3,
+                            alternatives=((30, 100, 1.0, 0.1), (80, 100, 3.0, 0.1),
+                                          (80, 100, 3.0, 1.0))):
     """causal_network's predictive conditioning, from the words of its docs.
 
     Each series z-scored.  Series i: the leave-one-out local linear prediction of z_i(t + 1)
     from z_i(t), the chosen own lags z_i(t - l) (l < E_i) and weight * z_j(t) of the chosen
     drivers j; points within the Theiler window (the first lag whose autocorrelation is
-    below 1/e, minus one) are left out; the neighbours are the (d + 1) + 10 nearest (in
+    below 1/e, minus one) are left out; the neighbours are the (d + 1) + extra nearest (in
     the d coordinates) among the `near` nearest in i's own state (z_i(t) and the own lags of
     the model), ties in time order;
     weights exp(-theta d / mean d); weighted least squares on [1, coordinates - those of
-    the point].  Driver j enters at delays k = 1..max_lag (weight * z_j(t + 1 - k)); once
-    one delay is chosen, j's others leave.  A candidate's p: one-sided Wilcoxon signed-rank
-    of |e_without| - |e_with|,
+    the point].  Driver j enters at delays k = 1..max_lag (weight * z_j(t + 1 - k)); a
+    chosen delay leaves the candidates, j's other delays stay.  A candidate's p: one-sided
+    Wilcoxon signed-rank of |e_without| - |e_with|,
     variance times (1 + r1) / (1 - r1) (r1: lag-1 autocorrelation of the signed ranks,
     clipped to [0, 0.99]).  Forward: add the best candidate with p <= alpha_drop, drop those
-    above and, past ``max_candidates`` drivers left, the drivers with the largest p; then
-    each chosen driver retested given the other chosen terms, and every other driver added to
-    the final model at the delay of its best test so far.  A pair's p, gain and delay:
-    those of its best delay (smallest p, then shortest) in its last test.
+    above and, past ``max_candidates`` drivers left, the drivers with the largest p.
+    Backward: each chosen driver (all its chosen delays together) retested given the other
+    chosen terms; the one with the largest p (the last of equals) leaves while that p is
+    above alpha_keep.  Then every other driver added to the final model at the delay of its
+    best test so far.  A pair's p, gain and delay: those of its best delay (smallest p, then
+    shortest) in its last test; a chosen driver's delay is its first chosen one.
+    Fits: the final model's mean absolute error with (extra, near, theta, weight) and with
+    each of ``alternatives``, all among the 100 (the widest) nearest; a series whose error
+    is smallest with an alternative (ties to the first) is conditioned again with it.
     Returns p (N, N), gain (N, N), selected (N, N), lag (N, N).
     """
     from math import exp
@@ -479,20 +487,21 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
                 return lag - 1
         return max(len(z) // 10, 1)
 
-    def loo_errors(cols, y, own_dims, excl):
+    def loo_errors(cols, y, own_dims, excl, hood):
+        ex, nr, th, _ = hood
         n = len(y)
         A = np.array(cols).T  # (n, d)
         d = A.shape[1]
-        k = (d + 1) + extra
+        k = (d + 1) + ex
         e = np.empty(n)
         for p in range(n):
             cand = np.array([q for q in range(n) if abs(q - p) > excl])
             db = ((A[cand][:, own_dims] - A[p, own_dims]) ** 2).sum(axis=1)
-            lib = np.sort(cand[np.argsort(db, kind="stable")[:near]])
+            lib = np.sort(cand[np.argsort(db, kind="stable")[:nr]])
             dd = ((A[lib] - A[p]) ** 2).sum(axis=1)
             nb = lib[np.argsort(dd, kind="stable")[:k]]
             dist = np.sqrt(((A[nb] - A[p]) ** 2).sum(axis=1))
-            w = np.exp(-theta * dist / dist.mean())
+            w = np.exp(-th * dist / dist.mean())
             M = np.column_stack([np.ones(len(nb)), A[nb] - A[p]])
             sw = np.sqrt(w)
             coef = np.linalg.lstsq(M * sw[:, None], y[nb] * sw, rcond=None)[0]
@@ -502,33 +511,39 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     def test(e0, e1):  # (p, gain)
         return signed_rank_p(e0, e1)[:2]
 
-    for i in range(N):
+    def one_series(i, hood, evaluate=None):
+        """Series i's row (P, G, S, K) with the fit hood (extra, near, theta, weight) and its
+        chosen terms (None when predicted exactly); with ``evaluate`` (terms): the errors of
+        that model instead."""
         excl = theiler(Z[i])
         t = np.arange(max(E[i] - 1, 0, max_lag - 1), T - 1)
         y = Z[i, t + 1]
         coords = {("own", lag): Z[i, t - lag] for lag in range(1, E[i])}
-        coords.update({("drv", j, k): weight * Z[j, t + 1 - k] for j in range(N) if j != i
+        coords.update({("drv", j, k): hood[3] * Z[j, t + 1 - k] for j in range(N) if j != i
                        for k in range(1, max_lag + 1)})
+        row = (np.ones(N), np.full(N, np.nan), np.zeros(N, bool), np.zeros(N, int))
 
-        def record(res, i=i):
+        def record(res):
             best = {}
             for c, (p, g) in res.items():
                 if c[0] == "drv" and (c[1] not in best or p < best[c[1]][0]):
                     best[c[1]] = (p, g, c[2])
             for j, (p, g, k) in best.items():
-                P[i, j], G[i, j], K[i, j] = p, g, k
+                row[0][j], row[1][j], row[3][j] = p, g, k
 
-        def errs(chosen, extra=None, i=i, t=t, y=y, coords=coords, excl=excl):
+        def errs(chosen, extra=None, hood=hood):
             keys = [*chosen, extra] if extra else list(chosen)
             cols = [Z[i, t]] + [coords[c] for c in keys]
             own = [0] + [a + 1 for a, c in enumerate(keys) if c[0] == "own"]
-            return loo_errors(cols, y, own, excl)
+            return loo_errors(cols, y, own, excl, hood)
 
+        if evaluate is not None:
+            return errs(evaluate)
         chosen, live = [], list(coords)
         e0 = errs(chosen)
         fin = np.abs(e0[np.isfinite(e0)])
         if len(fin) == 0 or np.median(fin) < 1e-9:  # predicted exactly: not conditioned
-            continue
+            return row, None
         while live and sum(c[0] == "drv" for c in chosen) < max_drivers:
             res = {c: test(e0, errs(chosen, c)) for c in live}
             record(res)
@@ -538,20 +553,46 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
             best = min(keep, key=lambda c: res[c][0])
             e0 = errs(chosen, best)
             chosen.append(best)
-            live = [c for c in keep if c != best and not (
-                best[0] == "drv" and c[0] == "drv" and c[1] == best[1])]
+            live = [c for c in keep if c != best]
             drivers = sorted((c for c in live if c[0] == "drv"), key=lambda c: res[c][0])
             top = list(dict.fromkeys(c[1] for c in drivers))  # by their best delay's p
             if max_candidates is not None and len(top) > max_candidates:
                 live = [c for c in live if c[0] == "own" or c[1] in top[:max_candidates]]
+        while True:  # backward
+            js = list(dict.fromkeys(c[1] for c in chosen if c[0] == "drv"))
+            if not js:
+                break
+            res = {}
+            for j in js:
+                cj = [c for c in chosen if c[0] == "drv" and c[1] == j]
+                rest = [o for o in chosen if o not in cj]
+                e_rest = errs(rest)
+                pj, gj = test(e_rest, errs(rest + cj))
+                row[0][j], row[1][j], row[3][j] = pj, gj, cj[0][2]
+                res[j] = (pj, e_rest)
+            worst = max(res[j][0] for j in js)
+            if worst <= alpha_keep:
+                break
+            j = [j for j in js if res[j][0] == worst][-1]
+            chosen = [c for c in chosen if not (c[0] == "drv" and c[1] == j)]
+            e0 = res[j][1]
         sel = {c[1] for c in chosen if c[0] == "drv"}
         record({c: test(e0, errs(chosen, c)) for c in coords
-                if c[0] == "drv" and c[1] not in sel and c[2] == K[i, c[1]]})
-        for c in chosen:
-            if c[0] == "drv":
-                rest = [o for o in chosen if o != c]
-                P[i, c[1]], G[i, c[1]] = test(errs(rest), errs(rest, c))
-                S[i, c[1]], K[i, c[1]] = True, c[2]
+                if c[0] == "drv" and c[1] not in sel and c[2] == row[3][c[1]]})
+        row[2][list(sel)] = True
+        return row, chosen
+
+    hoods = [(extra, near, theta, weight), *alternatives]
+    for i in range(N):
+        row, chosen = one_series(i, hoods[0])
+        if chosen is not None and len(hoods) > 1:
+            mae = [np.nanmean(np.abs(one_series(i, (h[0], 100, h[2], h[3]), chosen)))
+                   for h in hoods]
+            k = int(np.argmin(mae))
+            if k > 0:
+                row = one_series(i, hoods[k])[0]
+        P[i], G[i], S[i], K[i] = row
+        P[i, i], G[i, i], S[i, i], K[i, i] = 1.0, np.nan, False, 0
     return P, G, S, K
 
 

@@ -258,7 +258,7 @@ def test_causal_network_matches_naive():
     naive.normal_p_value) times the driver lags, Benjamini-Hochberg over the off-diagonal
     pairs (naive.bh), candidates, the predictive conditioning
     (naive.predictive_conditioning) and the links."""
-    X = xedm.datasets.many_series(3, 70, density=0.5, seed=5).x
+    X = xedm.datasets.many_series(3, 70, density=0.5, seed=7).x
     x, N = X.values, 3
     lags, n_sur, seed, alpha = np.array([-1, 0, 1]), 4, 1, 0.05
     net = xedm.causal_network(X, E_max=3, lags=list(lags), surrogates=n_sur, seed=seed,
@@ -588,3 +588,50 @@ def test_predictive_conditioning_rejects_E_past_the_own_lag_mask():
     X = np.random.default_rng(0).standard_normal((2, 200))
     with pytest.raises(ValueError, match="E up to 64"):
         predictive_tests(X, [MAX_E + 1, 1])
+
+
+def test_predictive_conditioning_noisy_series_match_naive(monkeypatch):
+    # under observation noise: series whose final model predicts better with a wider
+    # neighbourhood are conditioned again with it, a chosen driver's other delays stay
+    # candidates (some driver is chosen at two delays), and the backward elimination drops
+    # drivers (more of them at a stricter alpha_keep); all as the naive reference
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
+    from _network_cases import coupled_maps, observed_with_noise
+
+    import xedm.core.predictive as pr
+
+    X, _, _ = coupled_maps(6, 150, lags=(1, 2), density=0.3, seed=4)
+    X = observed_with_noise(X, 0.2, seed=1)
+    E = np.array([1, 2, 1, 1, 2, 1])
+    seen = {"alternative": 0, "two delays": 0}
+    final_mae, retest = pr._final_mae, pr._retest
+
+    def spy_mae(*a, **k):
+        m = final_mae(*a, **k)
+        seen["alternative"] += int((np.argmin(m, axis=0) > 0).sum())
+        return m
+
+    def spy_retest(st, part, terms, *a, **k):
+        T = st.Z.shape[1]
+        for i in part:
+            js = [c // T for c in terms[i] if c >= 0]
+            seen["two delays"] += len(js) != len(set(js))
+        return retest(st, part, terms, *a, **k)
+
+    monkeypatch.setattr(pr, "_final_mae", spy_mae)
+    monkeypatch.setattr(pr, "_retest", spy_retest)
+    off = ~np.eye(6, dtype=bool)
+    counts = []
+    for keep in (0.3, 0.002):
+        p, gain, sel, _, lag, _, _ = predictive_tests(X, E, max_lag=2, alpha_keep=keep)
+        p0, gain0, sel0, lag0 = naive.predictive_conditioning(X, E, max_lag=2,
+                                                              alpha_keep=keep)
+        np.testing.assert_array_equal(sel, sel0)
+        np.testing.assert_array_equal(lag[off], lag0[off])
+        np.testing.assert_allclose(p[off], p0[off], rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(gain[off], gain0[off], rtol=1e-7, atol=1e-9)
+        counts.append(sel.sum())
+    assert seen["alternative"] > 0 and seen["two delays"] > 0
+    assert counts[1] < counts[0]  # the stricter elimination dropped drivers
