@@ -463,8 +463,8 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
     above and, past ``max_candidates`` drivers left, the drivers with the largest p.
     Backward: each chosen driver (all its chosen delays together) retested given the other
     chosen terms; the one with the largest p (the last of equals) leaves while that p is
-    above alpha_keep.  Then every other driver added to the final model at the delay of its
-    best test so far.  A pair's p, gain and delay: those of its best delay (smallest p, then
+    above alpha_keep.  Then every other driver added to the final model at each delay.
+    A pair's p, gain and delay: those of its best delay (smallest p, then
     shortest) in its last test; a chosen driver's delay is its first chosen one.
     Fits: the final model's mean absolute error with (extra, near, theta, weight) and with
     each of ``alternatives``, all among the 100 (the widest) nearest; a series whose error
@@ -578,7 +578,7 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
             e0 = res[j][1]
         sel = {c[1] for c in chosen if c[0] == "drv"}
         record({c: test(e0, errs(chosen, c)) for c in coords
-                if c[0] == "drv" and c[1] not in sel and c[2] == row[3][c[1]]})
+                if c[0] == "drv" and c[1] not in sel})
         row[2][list(sel)] = True
         return row, chosen
 

@@ -235,12 +235,14 @@ def effective_points(X, E, max_lag=1) -> np.ndarray:
     return points / (1.0 + dec)
 
 
-def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None) -> dict:
+def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None,
+              n_drivers=None) -> dict:
     """The pairs the data cannot decide, among those not linked: ``undetermined`` (N, N)
     bool and ``undetermined_reason`` (N, N) int8 (0: decided; :data:`REASONS`): a constant
     series at either end; either series with fewer than MIN_POINTS_PER_DIM effective points
-    (:func:`effective_points`) per coordinate of the library's model (E + 1: its value, own
-    lags and one driver); a synchronous pair whose direction cannot be told
+    (:func:`effective_points`) per coordinate of the library's model (E + 1 + its
+    ``n_drivers`` selected drivers: its value, own lags, drivers and the candidate); a
+    synchronous pair whose direction cannot be told
     (``unoriented``); a pair whose gain's upper confidence bound ``gain_hi`` reaches
     MIN_GAIN (the test could not rule out a gain that counts; pairs without a test, NaN,
     are decided by the screen); the drivers of a series its own past predicts exactly
@@ -250,7 +252,9 @@ def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None) ->
     E = np.asarray(E, np.int64)
     const = np.ptp(X, axis=1) == 0
     few = effective_points(X, E, max_lag)
-    need = MIN_POINTS_PER_DIM * (E + 1)
+    # the library's model: its value and own lags (E), its selected drivers, the candidate
+    dims = E + 1 + (0 if n_drivers is None else np.asarray(n_drivers, np.int64))
+    need = MIN_POINTS_PER_DIM * dims
     reason = np.zeros((N, N), np.int8)
     if gain_hi is not None:
         reason[np.nan_to_num(np.asarray(gain_hi, np.float64), nan=-1.0) >= MIN_GAIN] = 4
@@ -350,7 +354,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
                    link=passed & ~unoriented)
         out.update(undecided(X, E, out["link"], unoriented, max_lag=max_lag, gain_hi=ghi,
-                             exact=exact))
+                             exact=exact, n_drivers=n_drivers))
         return out
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,

@@ -257,7 +257,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     After the selection, backward elimination: each selected driver (all its delays at once)
     is retested given the other terms, and per series the one with the largest p above
     ``alpha_keep`` leaves, until none is left above it; then each other driver of the pool
-    is tested added to the final model (at the delay of its best test so far): so every
+    is tested added to the final model at each delay (its p, gain and delay: the best
+    delay's; its gain_hi: the largest over the delays): so every
     pair's ``p`` and ``gain`` answer one question, what j adds to i's final model.
     Returns ``p`` (N, N) (1 on the diagonal and for pairs outside the pool), ``gain`` (N, N)
     (:func:`improvement_p`'s, NaN where not tested), ``selected`` (N, N) bool, ``n_drivers``
@@ -402,12 +403,11 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     for i in range(N):
         chosen[i, :len(terms[i])] = terms[i]
         selected[i, [c // T for c in terms[i] if c >= 0]] = True
-    # every other driver of the pool added to the final model (e0: its errors), at the delay
-    # of its best test so far
+    # every other driver of the pool added to the final model (e0: its errors), at each delay
     final = {}
     for i in tested:
         js = np.flatnonzero(allowed[i] & ~selected[i] & (lag[i] > 0))
-        final[i] = js * T + lag[i, js] - 1
+        final[i] = codes_of(js)
     for nt in sorted({len(terms[i]) for i in tested}):
         group = [i for i in tested if len(terms[i]) == nt and len(final[i])]
         for part in _parts(group, lambda i: len(final[i]), per_batch):
@@ -415,6 +415,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
             ser = np.asarray(part, np.int64)[seg]
             pc, gc, hc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
             _record(p, gain, hi, lag, ser, codes, pc, gc, hc, T)
+            # the bound: the largest over the delays (no delay may carry a gain that counts)
+            np.fmax.at(hi, (ser, codes // T), hc)
     opts = [(extra, width, theta, weight),
             *((int(a), int(b), float(c), float(d)) for a, b, c, d in alternatives)]
     if len(opts) > 1 and tested:
