@@ -284,8 +284,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     4. Candidates: q <= alpha and best_Tp <= 0 (the lag signature).
     5. Conditioning, ``conditioning="predictive"``
        (:func:`xedm.core.predictive.predictive_tests`): per series i, forward selection and
-       retest, among every other series, of those whose values improve the leave-one-out
-       prediction of i(t + 1);
+       backward elimination, among every other series, of those whose values improve the
+       leave-one-out prediction of i(t + 1) (a noisy series again with a wider fit);
        ``gain_q``: Benjamini-Hochberg over the selected pairs; link: selected, gain_q <=
        alpha and not synchrony.  ``"partial"`` (:func:`conditional_tests`): every candidate
        on i's other screened drivers (p <= alpha before BH, best_Tp <= 0); its q:

@@ -120,11 +120,14 @@ def causal_network(
        whose values z_j(t) improve the leave-one-out
        local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
        lags, its other selected drivers) are selected forward (candidates dropped at
-       p > 0.7) and retested given each other (one-sided Wilcoxon signed-rank test of the
-       absolute errors).  Each driver enters at the delays k = 1..``max_lag`` (its value
-       z_j(t + 1 - k)), then at its best delay only.  Every pair's ``gain_p`` and ``gain``
-       answer one question, what j adds to i's final model: a selected driver retested
-       given the others, any other added to the final model.  ``gain``: (mae_without -
+       p > 0.7; one-sided Wilcoxon signed-rank test of the absolute errors), then
+       eliminated backward (retested given each other, the weakest above p = 0.3 leaves
+       until none is left).  Each driver enters at the delays k = 1..``max_lag`` (its value
+       z_j(t + 1 - k)); a selected delay's others stay candidates.  A series whose final
+       model predicts better with a wider fit (a noisy series) is selected again with it.
+       Every pair's ``gain_p`` and ``gain`` answer one question, what j adds to i's final
+       model: a selected driver retested given the others, any other added to the final
+       model (at each delay).  ``gain``: (mae_without -
        mae_with) / max(mae_without, mae_with), in [-1, 1] (mean absolute errors: the
        statistic the test ranks); ``gain_hi``: its one-sided 95 % upper confidence bound;
        ``lag``: the delay k;
