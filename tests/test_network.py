@@ -602,7 +602,7 @@ def test_predictive_conditioning_noisy_series_match_naive(monkeypatch):
 
     import xedm.core.predictive as pr
 
-    X, _, _ = coupled_maps(6, 150, lags=(1, 2), density=0.3, seed=4)
+    X, _, _ = coupled_maps(6, 110, lags=(1, 2), density=0.3, seed=4)
     X = observed_with_noise(X, 0.2, seed=1)
     E = np.array([1, 2, 1, 1, 2, 1])
     seen = {"alternative": 0, "two delays": 0}
