@@ -162,8 +162,7 @@ class _Batch:
         self.nb += len(base)
         self.nc += m
         self.mask.append(mask)
-        ex = self.extra if np.ndim(self.extra) == 0 else int(self.extra[i])
-        self.k.append(n_neighbors(len(base) + (1 if m else 0), ex))
+        self.k.append(n_neighbors(len(base) + (1 if m else 0), self.extra))
         first = self.rows
         self.rows += max(m, 1)
         return first
@@ -508,8 +507,7 @@ def _round(st, part, live, chosen, mask, r, extra, weight, theta):
     gser = sp[gs]
     pool = st.pools(gser, gm)
     A = st.errors(gser, np.stack([gs * d0, gs * d0 + d0], axis=1), base.ravel(), pool,
-                  (n_neighbors(d0 + 1, 0) + (np.full(len(gs), extra) if np.ndim(extra) == 0
-                                             else np.asarray(extra)[gser])).astype(np.int64),
+                  np.full(len(gs), n_neighbors(d0 + 1, extra), np.int64),
                   np.stack([g0, g1], axis=1),
                   codes, weight, theta)
     return A, codes, seg, st0
