@@ -233,41 +233,47 @@ extern "C" __global__ void rqa_vruns(const unsigned* __restrict__ bmp, const lon
 """
 
 
+#: the float64 accumulation of one coordinate's difference ``d_`` into ``a`` (the exact
+#: distance of the band's decisions), by norm: Euclidean (squared), max, Manhattan
+_D_ACC = {0: "a = a + d_ * d_;", 1: "{ double e_ = fabs(d_); a = (e_ > a) ? e_ : a; }",
+          2: "a = a + fabs(d_);"}
+
+
 def _bits_source(E, tau, norm, order, blocks, delta=True):
     """``rqa_bits`` for one embedding (see the module docstring)."""
     W = (E - 1) * tau + 1
     if delta:
         return _bits_source_delta(E, tau, norm, order, blocks)
-    if norm == 0:
-        f_acc, d_acc = "ACC = fmaf(d_, d_, ACC);", "a = a + d_ * d_;"
-    elif norm == 1:
-        f_acc = "ACC = fmaxf(fabsf(d_), ACC);"
-        d_acc = "{ double e_ = fabs(d_); a = (e_ > a) ? e_ : a; }"
-    else:
-        f_acc, d_acc = "ACC = ACC + fabsf(d_);", "a = a + fabs(d_);"
-    exact_body = " ".join(f"{{ double d_ = xp[{o}] - yp[{o}]; {d_acc} }}" for o in order)
-    steps = []
+    f_acc = {0: "ACC = fmaf(d_, d_, ACC);", 1: "ACC = fmaxf(fabsf(d_), ACC);"}.get(
+        norm, "ACC = ACC + fabsf(d_);")
+    heads = []
     for u in range(W):
         dist = " ".join(f"{{ const float d_ = xw[{(u + o) % W}] - yw[{(u + o) % W}]; "
                         f"{f_acc.replace('ACC', 'af')} }}" for o in order)
-        steps.append(f"""{{
-            const int i = ib + {u};
-            float af = 0.0f;
+        heads.append(f"""float af = 0.0f;
             {dist}
-            xw[{u}] = xf[i + {W}]; yw[{u}] = yf[i + {W}];
+            xw[{u}] = xf[i + {W}]; yw[{u}] = yf[i + {W}];""")
+    window = (f"float xw[{W}], yw[{W}];\n    #pragma unroll\n"
+              f"    for (int q = 0; q < {W}; ++q) {{ xw[q] = xf[q]; yw[q] = yf[q]; }}")
+    return _bits_kernel(norm, order, window, heads, W, blocks)
+
+
+def _bits_kernel(norm, order, window, heads, W, blocks):
+    """The ``rqa_bits`` kernel around a window's declaration and first fill (``window``)
+    and the unrolled steps of one window of W positions, each its ``heads[u]`` (the float32
+    distance ``af`` of position i, the window moved on) and the decision every form shares:
+    below ``lo`` recurrent, in the band [lo, hi] the float64 distance (``exact``, the
+    coordinates in ``order``) decides; one ballot per warp writes the word."""
+    exact_body = " ".join(f"{{ double d_ = xp[{o}] - yp[{o}]; {_D_ACC[norm]} }}"
+                          for o in order)
+    steps = [f"""{{
+            const int i = ib + {u};
+            {head}
             bool bit = af < lo;
             if (!bit && af <= hi && i < len_k) bit = exact(xa + i, xa + i + k) < th;
             const unsigned wd = __ballot_sync(0xffffffffu, bit && i < len_k);
             if (lane == 0 && i < wlen) out[i] = wd;
-        }}""")
-    window = (f"float xw[{W}], yw[{W}];\n    #pragma unroll\n"
-              f"    for (int q = 0; q < {W}; ++q) {{ xw[q] = xf[q]; yw[q] = yf[q]; }}")
-    return _bits_kernel(exact_body, window, steps, W, blocks)
-
-
-def _bits_kernel(exact_body, window, steps, W, blocks):
-    """The ``rqa_bits`` kernel around a window's declaration and first fill (``window``)
-    and the unrolled ``steps`` of one window of W positions (both forms share it)."""
+        }}""" for u, head in enumerate(heads)]
     body = "\n        ".join(steps)
     return f"""
 __device__ __noinline__ double exact(const double* xp, const double* yp) {{
@@ -304,31 +310,18 @@ def _bits_source_delta(E, tau, norm, order, blocks):
     :func:`~xedm.kernels.rqa.gpu_f32.guard_bands` counts); the decisions in the band are the
     same float64 sums in the CPU's order."""
     W = (E - 1) * tau + 1
-    if norm == 0:
-        g, comb, d_acc = "d_ * d_", "af = af + GW;", "a = a + d_ * d_;"
-    elif norm == 1:
-        g, comb = "fabsf(d_)", "af = fmaxf(af, GW);"
-        d_acc = "{ double e_ = fabs(d_); a = (e_ > a) ? e_ : a; }"
-    else:
-        g, comb, d_acc = "fabsf(d_)", "af = af + GW;", "a = a + fabs(d_);"
-    exact_body = " ".join(f"{{ double d_ = xp[{o}] - yp[{o}]; {d_acc} }}" for o in order)
-    steps = []
+    g, comb = {0: ("d_ * d_", "af = af + GW;"), 1: ("fabsf(d_)", "af = fmaxf(af, GW);")}.get(
+        norm, ("fabsf(d_)", "af = af + GW;"))
+    first, *others = order
+    heads = []
     for u in range(W):
-        first, *others = order
         dist = f"float af = gw[{(u + first) % W}]; " + " ".join(
             comb.replace("GW", f"gw[{(u + o) % W}]") for o in others)
-        steps.append(f"""{{
-            const int i = ib + {u};
-            {dist}
-            {{ const float d_ = xf[i + {W}] - yf[i + {W}]; gw[{u}] = {g}; }}
-            bool bit = af < lo;
-            if (!bit && af <= hi && i < len_k) bit = exact(xa + i, xa + i + k) < th;
-            const unsigned wd = __ballot_sync(0xffffffffu, bit && i < len_k);
-            if (lane == 0 && i < wlen) out[i] = wd;
-        }}""")
+        heads.append(f"""{dist}
+            {{ const float d_ = xf[i + {W}] - yf[i + {W}]; gw[{u}] = {g}; }}""")
     window = (f"float gw[{W}];\n    #pragma unroll\n    for (int q = 0; q < {W}; ++q) "
               f"{{ const float d_ = xf[q] - yf[q]; gw[q] = {g}; }}")
-    return _bits_kernel(exact_body, window, steps, W, blocks)
+    return _bits_kernel(norm, order, window, heads, W, blocks)
 
 
 _CACHE: dict = {}
