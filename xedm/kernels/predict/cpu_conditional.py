@@ -162,11 +162,38 @@ def conditional_errors(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, c
 
 
 @njit(cache=True, fastmath=FASTMATH_DIST)
+def _solve_fit(A, R, sc, bv, z, yp):
+    """The intercept of the weighted least squares whose normal matrix is A (upper
+    triangle) and right-hand side bv, minus the target ``yp``; NaN when the matrix, scaled
+    to unit diagonal, has a pivot at or below PIVOT_MIN (S-map's solver)."""
+    nc = len(sc)
+    if not unit_cholesky(A, R, sc, nc):
+        return np.nan
+    for u in range(nc):
+        bv[u] = bv[u] / sc[u]
+    _solve(R, bv, z, nc)
+    return z[0] / sc[0] - yp
+
+
+#: candidates of a group computed together at a point: the loops over them are the inner
+#: loops (they vectorize); each candidate's arithmetic is the same sequence as one alone
+LANES = 32
+#: fewer candidates than this at a point: an insertion each (the lanes' bubbles cost
+#: k x pool comparisons however few lanes there are)
+FEW = 4
+
+
+@njit(cache=True, fastmath=FASTMATH_DIST)
 def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes, gout,
                   weight, theta, out, starts, flat):
     """The errors of every candidate of a group at flat point ``flat``
     (:func:`conditional_errors`): the base coordinates of the point's pool relative to its
-    own are gathered once for all the group's candidates."""
+    own are gathered once for all the group's candidates, and the candidates go through
+    the neighbour search, the weights and the least squares LANES at a time (a candidate's
+    k nearest: each pool entry, in time order, bubbled into a sorted buffer by (distance,
+    entry), which keeps the same neighbours in the same order as an insertion; fewer than
+    FEW candidates, a model alone: an insertion each); the weights and the normal
+    equations lane by lane too, each system solved by :func:`_solve_fit`."""
     W = pools.shape[1]
     g, i, p, a = _point(starts, gser, t0, flat)
     b0 = gbase[g, 0]
@@ -186,7 +213,6 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
     Brel = np.empty((nl, d0))
     base = np.empty(nl)
     yq = np.empty(nl)
-    Crel = np.zeros((mm, nl))
     brow = np.empty(d0, np.int64)
     bback = np.empty(d0, np.int64)
     bscl = np.empty(d0)
@@ -204,65 +230,114 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
             acc += t * t
         base[s] = acc
         yq[s] = Z[i, a + q + 1]
-    for ci in range(m):
-        r_, k_, w_ = _decode(Z, ccodes[c0 + ci], i, weight)
-        cp = w_ * Z[r_, a + p - k_]
-        for s in range(nl):
-            Crel[ci, s] = w_ * Z[r_, a + pools[prow, s] - k_] - cp
     kk = min(gk[g], nl)
     nc = d0 + 1 + (1 if use_c else 0)
-    nb = np.empty(kk, np.int64)
-    ds = np.empty(kk)
-    w = np.empty(kk)
-    A = np.empty((nc, nc))
-    R = np.zeros((nc, nc))
-    sc = np.empty(nc)
-    bv = np.empty(nc)
-    row = np.empty(nc)
-    z = np.empty(nc)
     yp = Z[i, a + p + 1]
-    for ci in range(mm):
-        cnt = 0
-        for s in range(nl):  # the kk nearest, by insertion (time order among ties)
-            dq = base[s]
-            if use_c:
-                t = Crel[ci, s]
-                dq += t * t
-            cnt = _insert(ds, nb, cnt, kk, dq, s)
-        md = 0.0
-        for s in range(kk):
-            ds[s] = np.sqrt(ds[s])
-            md += ds[s]
-        md = md / kk
-        for s in range(kk):
-            w[s] = np.exp(-theta * ds[s] / md) if md > 0 else 1.0
-        # weighted least squares of y on 1 and the coordinates relative to p's: the
-        # intercept (NaN when the normal matrix, scaled to unit diagonal, has a pivot at or
-        # below PIVOT_MIN: S-map's solver)
+    A1 = np.empty((nc, nc))  # the fit's work arrays
+    R1 = np.zeros((nc, nc))
+    sc1 = np.empty(nc)
+    bv1 = np.empty(nc)
+    z1 = np.empty(nc)
+    nb1 = np.empty(kk, np.int64)
+    ds1 = np.empty(kk)
+    ln = min(mm, LANES)
+    Ct = np.zeros((nl, ln))  # candidate coordinate of each pool entry, lane by lane
+    ds = np.empty((kk, ln))
+    nb = np.empty((kk, ln), np.int64)
+    x = np.empty(ln)
+    xi = np.empty(ln, np.int64)
+    md = np.empty(ln)
+    ws = np.empty(ln)
+    yv = np.empty(ln)
+    ru = np.empty(ln)
+    rowv = np.empty((nc, ln))
+    A = np.empty((nc, nc, ln))
+    bv = np.empty((nc, ln))
+    for l0 in range(0, mm, ln):
+        nla = min(ln, mm - l0)
+        if use_c:
+            for c in range(nla):
+                r_, k_, w_ = _decode(Z, ccodes[c0 + l0 + c], i, weight)
+                cp = w_ * Z[r_, a + p - k_]
+                for s in range(nl):
+                    Ct[s, c] = w_ * Z[r_, a + pools[prow, s] - k_] - cp
+        lanes = nla >= FEW
+        # the kk nearest of each lane: entry s (time order) bubbled through the sorted
+        # buffer; it passes an entry only when nearer, or as near and earlier
+        for u in range(kk if lanes else 0):
+            for c in range(nla):
+                ds[u, c] = np.inf
+                nb[u, c] = nl
+        for s in range(nl if lanes else 0):
+            nearer = 0
+            for c in range(nla):
+                t = Ct[s, c]
+                x[c] = base[s] + t * t if use_c else base[s]
+                xi[c] = s
+                nearer += x[c] < ds[kk - 1, c]
+            if nearer == 0:  # no lane takes it (a tie at the end: the earlier entry stays)
+                continue
+            # the buffer holds s entries: past them only +inf, which x replaces there
+            for u in range(min(kk, s + 1)):
+                for c in range(nla):
+                    av, ai, xv, xiv = ds[u, c], nb[u, c], x[c], xi[c]
+                    sw = (xv < av) | ((xv == av) & (xiv < ai))
+                    ds[u, c] = xv if sw else av
+                    nb[u, c] = xiv if sw else ai
+                    x[c] = av if sw else xv
+                    xi[c] = ai if sw else xiv
+        for c in range(nla if not lanes else 0):  # a few lanes: an insertion each
+            cnt = 0
+            for s in range(nl):
+                t = Ct[s, c]
+                dq = base[s] + t * t if use_c else base[s]
+                cnt = _insert(ds1, nb1, cnt, kk, dq, s)
+            for u in range(kk):
+                ds[u, c] = ds1[u]
+                nb[u, c] = nb1[u]
+        # the weights exp(-theta d / mean(d)), then the weighted least squares of y on 1
+        # and the coordinates relative to p's, each lane's sums in the order of one alone
+        for c in range(nla):
+            md[c] = 0.0
+        for u in range(kk):
+            for c in range(nla):
+                v = np.sqrt(ds[u, c])
+                ds[u, c] = v
+                md[c] += v
+        for c in range(nla):
+            md[c] = md[c] / kk
+        for u in range(kk):
+            for c in range(nla):
+                ds[u, c] = np.exp(-theta * ds[u, c] / md[c]) if md[c] > 0 else 1.0
         for u in range(nc):
-            bv[u] = 0.0
-            for v in range(nc):
-                A[u, v] = 0.0
+            for c in range(nla):
+                bv[u, c] = 0.0
+            for v in range(u, nc):
+                for c in range(nla):
+                    A[u, v, c] = 0.0
         for s in range(kk):
-            r = nb[s]
-            row[0] = 1.0
-            for c in range(d0):
-                row[c + 1] = Brel[r, c]
-            if use_c:
-                row[d0 + 1] = Crel[ci, r]
-            ws = w[s]
-            yv = yq[r]
+            for c in range(nla):
+                r = nb[s, c]
+                rowv[0, c] = 1.0
+                ws[c] = ds[s, c]
+                yv[c] = yq[r]
+                rowv[nc - 1, c] = Ct[r, c] if use_c else rowv[nc - 1, c]
+            for e in range(d0):
+                for c in range(nla):
+                    rowv[e + 1, c] = Brel[nb[s, c], e]
             for u in range(nc):
-                ru = ws * row[u]
-                bv[u] += ru * yv
+                for c in range(nla):
+                    ru[c] = ws[c] * rowv[u, c]
+                    bv[u, c] += ru[c] * yv[c]
                 for v in range(u, nc):
-                    A[u, v] += ru * row[v]
-        if not unit_cholesky(A, R, sc, nc):
-            continue
-        for u in range(nc):
-            bv[u] = bv[u] / sc[u]
-        _solve(R, bv, z, nc)
-        out[gout[g] + ci, p] = z[0] / sc[0] - yp
+                    for c in range(nla):
+                        A[u, v, c] += ru[c] * rowv[v, c]
+        for c in range(nla):  # each lane's system, solved on contiguous copies
+            for u in range(nc):
+                bv1[u] = bv[u, c]
+                for v in range(u, nc):
+                    A1[u, v] = A[u, v, c]
+            out[gout[g] + l0 + c, p] = _solve_fit(A1, R1, sc1, bv1, z1, yp)
 
 
 @njit(parallel=True, cache=True)
