@@ -633,5 +633,32 @@ def iaaft_round(s, x):
     return out
 
 
+# ---------------------------------------------------------------- generators
+def sparse_network(start, r, driver, driven, weight, lag, n):
+    """datasets.sparse_network's equation, from its docs, over the whole history: ``start``
+    (series, h) are the first h states, then for t >= h - 1
+    ``x_i[t+1] = (1 - c_i) f_i(x_i[t]) + sum_{j -> i} w_ji f_j(x_j[t + 1 - lag_ji])``,
+    ``f_i(x) = r_i x (1 - x)``, ``c_i = sum_j w_ji``; the edges in the order given."""
+    N, h = start.shape
+    x = np.zeros((N, max(n, h)))
+    x[:, :h] = start
+
+    def f(j, t):
+        return r[j] * x[j, t] * (1 - x[j, t])
+
+    for t in range(h - 1, n - 1):
+        for i in range(N):
+            into = [e for e in range(len(driven)) if driven[e] == i]
+            c = 0.0
+            for e in into:
+                c += weight[e]
+            value = (1 - c) * f(i, t)
+            for e in into:
+                assert driver[e] != i and t + 1 - lag[e] >= 0
+                value += weight[e] * f(driver[e], t + 1 - lag[e])
+            x[i, t + 1] = value
+    return x[:, :n]
+
+
 # Multiview, generative forecasts, prediction variance, S-map with a regressor.
 from naive_forecast import *  # noqa: E402,F401,F403

@@ -91,6 +91,7 @@ CASES = [
     (datasets.rossler, (300,), {}),
     (datasets.lorenz96, (300,), {"N": 6}),
     (datasets.many_series, (7, 300), {"density": 0.3, "seed": 3}),
+    (datasets.sparse_network, (7, 300), {"lags": (1, 3), "seed": 3}),
 ]
 
 
@@ -402,6 +403,7 @@ GENERATORS = {
     "rossler": (datasets.rossler, (50,)),
     "lorenz96": (datasets.lorenz96, (50,)),
     "many_series": (datasets.many_series, (3, 50)),
+    "sparse_network": (datasets.sparse_network, (4, 50)),
 }
 REALS = [
     ("logistic_map", "r"), ("logistic_map", "x0"), ("tent_map", "mu"), ("tent_map", "x0"),
@@ -411,12 +413,14 @@ REALS = [
     ("lorenz63", "sigma"), ("lorenz63", "rho"), ("lorenz63", "beta"), ("rossler", "dt"),
     ("rossler", "a"), ("rossler", "b"), ("rossler", "c"), ("lorenz96", "F"),
     ("lorenz96", "dt"), ("many_series", "density"), ("many_series", "coupling"),
+    ("sparse_network", "coupling"),
 ]
 INTEGERS = [
     ("logistic_map", "transient"), ("tent_map", "transient"), ("henon", "transient"),
     ("coupled_logistic", "transient"), ("lorenz63", "subsample"), ("lorenz63", "transient"),
     ("rossler", "subsample"), ("rossler", "transient"), ("lorenz96", "subsample"),
     ("lorenz96", "transient"), ("many_series", "transient"), ("many_series", "seed"),
+    ("sparse_network", "transient"), ("sparse_network", "seed"),
 ]
 
 
