@@ -165,7 +165,13 @@ def test_warmup_compiles_every_conditioning_variant(monkeypatch):
     info = xedm.warmup("gpu", E_max=3, functions=["causal_network"], lengths=[300])
     assert "errors" not in info
     mods = [v for v in info["variants"] if v.startswith("predict.gpu_conditional")]
-    # pools per number of own coordinates (1..3), errors per number of columns (2..12:
+    # per pool width (the default fit's and the wider fits'): pools per number of own
+    # coordinates (1..3); per (width, extra) fit: errors per number of columns (2..12:
     # E_max + 8 drivers + 1); the rank statistics' one module
-    assert len(mods) == 3 + 11, mods
+    from xedm.core.predictive import ALTERNATIVES, NEIGHBORHOOD
+
+    fits = set([tuple(NEIGHBORHOOD), *((a[0], a[1]) for a in ALTERNATIVES)])
+    widths = {w for _, w in fits}
+    assert len(mods) == 3 * len(widths) + 11 * len(fits), mods
+    assert len(fits) == 3 and widths == {40, 100}  # the count above is not vacuous
     assert [v for v in info["variants"] if v.startswith("predict.gpu_rank")]
