@@ -227,14 +227,15 @@ def _run(name, fn, Es, lengths, E_max, tau, knn, kw) -> None:
             fn["causal_network"](X, E_max=E_max, tau=tau, knn=knn, surrogates=9, seed=0,
                                  progress=False, **kw)
             if kw["backend"] == "gpu":
-                from .core.predictive import ALTERNATIVES, DEFAULTS, NEIGHBORHOOD
+                from .core.predictive import DEFAULTS, NEIGHBORHOOD
                 from .kernels import get_kernel
 
-                # the default fit's variants and the wider fits' a noisy series may choose
-                for extra, width in dict.fromkeys([tuple(NEIGHBORHOOD),
-                                                   *((a[0], a[1]) for a in ALTERNATIVES)]):
-                    get_kernel("conditional_compile", "gpu")(E_max, DEFAULTS["max_drivers"],
-                                                             M=width, extra=extra)
+                # the default fit's variants; the wider fits' (a noisy series' second
+                # selection) compile on first use: each holds up to 99 neighbours, and
+                # compiling all of them here is not measured yet
+                extra, width = NEIGHBORHOOD
+                get_kernel("conditional_compile", "gpu")(E_max, DEFAULTS["max_drivers"],
+                                                         M=width, extra=extra)
         elif name == "xmap":
             X = xr.DataArray(_series(2, T), dims=("series", "time"))
             fn["xmap"](X, E_max=E_max, tau=tau, knn=knn, progress=False, **kw)
