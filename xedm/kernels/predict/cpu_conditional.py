@@ -261,40 +261,41 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
                 cp = w_ * Z[r_, a + p - k_]
                 for s in range(nl):
                     Ct[s, c] = w_ * Z[r_, a + pools[prow, s] - k_] - cp
-        lanes = nla >= FEW
-        # the kk nearest of each lane: entry s (time order) bubbled through the sorted
-        # buffer; it passes an entry only when nearer, or as near and earlier
-        for u in range(kk if lanes else 0):
-            for c in range(nla):
-                ds[u, c] = np.inf
-                nb[u, c] = nl
-        for s in range(nl if lanes else 0):
-            nearer = 0
-            for c in range(nla):
-                t = Ct[s, c]
-                x[c] = base[s] + t * t if use_c else base[s]
-                xi[c] = s
-                nearer += x[c] < ds[kk - 1, c]
-            if nearer == 0:  # no lane takes it (a tie at the end: the earlier entry stays)
-                continue
-            # the buffer holds s entries: past them only +inf, which x replaces there
-            for u in range(min(kk, s + 1)):
-                for c in range(nla):
-                    av, ai, xv, xiv = ds[u, c], nb[u, c], x[c], xi[c]
-                    sw = (xv < av) | ((xv == av) & (xiv < ai))
-                    ds[u, c] = xv if sw else av
-                    nb[u, c] = xiv if sw else ai
-                    x[c] = av if sw else xv
-                    xi[c] = ai if sw else xiv
-        for c in range(nla if not lanes else 0):  # a few lanes: an insertion each
-            cnt = 0
-            for s in range(nl):
-                t = Ct[s, c]
-                dq = base[s] + t * t if use_c else base[s]
-                cnt = _insert(ds1, nb1, cnt, kk, dq, s)
+        if nla >= FEW:
+            # the kk nearest of each lane: entry s (time order) bubbled through the sorted
+            # buffer; it passes an entry only when nearer, or as near and earlier
             for u in range(kk):
-                ds[u, c] = ds1[u]
-                nb[u, c] = nb1[u]
+                for c in range(nla):
+                    ds[u, c] = np.inf
+                    nb[u, c] = nl
+            for s in range(nl):
+                nearer = 0
+                for c in range(nla):
+                    t = Ct[s, c]
+                    x[c] = base[s] + t * t if use_c else base[s]
+                    xi[c] = s
+                    nearer += x[c] < ds[kk - 1, c]
+                if nearer == 0:  # no lane takes it (a tie at the end: the earlier stays)
+                    continue
+                # the buffer holds s entries: past them only +inf, which x replaces there
+                for u in range(min(kk, s + 1)):
+                    for c in range(nla):
+                        av, ai, xv, xiv = ds[u, c], nb[u, c], x[c], xi[c]
+                        sw = (xv < av) | ((xv == av) & (xiv < ai))
+                        ds[u, c] = xv if sw else av
+                        nb[u, c] = xiv if sw else ai
+                        x[c] = av if sw else xv
+                        xi[c] = ai if sw else xiv
+        else:  # a few lanes: an insertion each (a bubble costs kk x nl however few)
+            for c in range(nla):
+                cnt = 0
+                for s in range(nl):
+                    t = Ct[s, c]
+                    dq = base[s] + t * t if use_c else base[s]
+                    cnt = _insert(ds1, nb1, cnt, kk, dq, s)
+                for u in range(kk):
+                    ds[u, c] = ds1[u]
+                    nb[u, c] = nb1[u]
         # the weights exp(-theta d / mean(d)), then the weighted least squares of y on 1
         # and the coordinates relative to p's, each lane's sums in the order of one alone
         for c in range(nla):
@@ -317,14 +318,15 @@ def _errors_point(Z, t0, n, gser, gbase, bcodes, gpool, pools, gk, gcand, ccodes
                     A[u, v, c] = 0.0
         for s in range(kk):
             for c in range(nla):
-                r = nb[s, c]
                 rowv[0, c] = 1.0
                 ws[c] = ds[s, c]
-                yv[c] = yq[r]
-                rowv[nc - 1, c] = Ct[r, c] if use_c else rowv[nc - 1, c]
+                yv[c] = yq[nb[s, c]]
             for e in range(d0):
                 for c in range(nla):
                     rowv[e + 1, c] = Brel[nb[s, c], e]
+            if use_c:
+                for c in range(nla):
+                    rowv[nc - 1, c] = Ct[nb[s, c], c]
             for u in range(nc):
                 for c in range(nla):
                     ru[c] = ws[c] * rowv[u, c]
