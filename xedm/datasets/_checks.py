@@ -65,6 +65,26 @@ def _number(value, name: str, *, integer: bool = False, low=None, high=None,
     return value
 
 
+def _range(value, name: str, expected: str, **bounds) -> tuple:
+    """One number (``(v, v)``) or a ``(low, high)`` pair of them, low <= high, each checked
+    by :func:`_number` with ``bounds`` (``integer``, ``low``, ``above``, ``high``)."""
+    try:
+        scalar = (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
+                  or np.ndim(value) == 0)
+    except ValueError:  # ragged nesting: a sequence
+        scalar = False
+    if scalar:  # a number, or something _number refuses
+        v = _number(value, name, expected=expected, **bounds)
+        return v, v
+    if len(value) != 2:
+        raise ValueError(f"{name} must be {expected}, got {len(value)} values: {_short(value)}")
+    lo, hi = (_number(v, name, expected=expected, **bounds) for v in value)
+    if lo > hi:
+        raise ValueError(f"{name} must be a (low, high) pair with low <= high, got "
+                         f"{_short(value)}")
+    return lo, hi
+
+
 def _check_n(n: int, name: str = "n") -> int:
     return _number(n, name, integer=True, low=1)
 

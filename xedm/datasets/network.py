@@ -14,6 +14,7 @@ from ._checks import (
     _check_size,
     _check_steps,
     _number,
+    _range,
     _run,
     _short,
     _step_time,
@@ -47,20 +48,8 @@ def _network_kernel(n, r, x0, src, dst, weight, transient):
 
 def _rate_range(r) -> tuple[float, float]:
     """many_series' ``r``: one growth rate or a ``(low, high)`` pair, within (0, 4]."""
-    expected = "a growth rate or a (low, high) pair of them"
-    try:
-        scalar = isinstance(r, (str, bytes)) or np.ndim(r) == 0 or not hasattr(r, "__len__")
-    except ValueError:  # ragged nesting
-        scalar = False
-    if scalar:
-        rate = _number(r, "r", low=0, above=True, high=4, expected=expected)
-        return rate, rate
-    if len(r) != 2:
-        raise ValueError(f"r must be {expected}, got {len(r)} values")
-    lo, hi = (_number(v, "r", low=0, above=True, high=4, expected=expected) for v in r)
-    if lo > hi:
-        raise ValueError(f"r must be a (low, high) pair with low <= high, got {_short(r)}")
-    return lo, hi
+    return _range(r, "r", "a growth rate or a (low, high) pair of them", low=0, above=True,
+                  high=4)
 
 
 @renamed("dim", "series_dim", "the series dimension")

@@ -15,6 +15,7 @@ from ._checks import (
     _check_size,
     _check_steps,
     _number,
+    _range,
     _run,
     _short,
     _step_time,
@@ -105,21 +106,6 @@ def _sparse_kernel(n, r, init, dst, src, weight, lag, transient):
                         for k in range(b + 1):
                             out[i, t0 + k] = buf[k, i]
     return out
-
-
-def _int_range(value, name: str, low: int, expected: str) -> tuple[int, int]:
-    """An integer (``(v, v)``) or a ``(low, high)`` pair of integers >= ``low``, low <= high."""
-    if (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
-            or getattr(value, "ndim", 1) == 0):  # a number, or something _number refuses
-        v = _number(value, name, integer=True, low=low, expected=expected)
-        return v, v
-    if len(value) != 2:
-        raise ValueError(f"{name} must be {expected}, got {len(value)} values: {_short(value)}")
-    lo, hi = (_number(v, name, integer=True, low=low, expected=expected) for v in value)
-    if lo > hi:
-        raise ValueError(f"{name} must be a (low, high) pair with low <= high, got "
-                         f"{_short(value)}")
-    return lo, hi
 
 
 def sparse_network(
@@ -213,11 +199,12 @@ def sparse_network(
     n_series = _check_n(n_series, "n_series")
     n = _check_n(n, "n")
     transient = _check_steps(transient, "transient")
-    d_lo, d_hi = _int_range(drivers, "drivers", 0,
-                            "a number of drivers or a (low, high) pair of them")
+    d_lo, d_hi = _range(drivers, "drivers", "a number of drivers or a (low, high) pair of them",
+                        integer=True, low=0)
     coupling = _number(coupling, "coupling", low=0, high=1)
     r_lo, r_hi = _rate_range(r)
-    l_lo, l_hi = _int_range(lags, "lags", 1, "a delay in steps or a (low, high) pair of them")
+    l_lo, l_hi = _range(lags, "lags", "a delay in steps or a (low, high) pair of them",
+                        integer=True, low=1)
     if seed is not None:
         seed = _number(seed, "seed", integer=True, low=0, expected="a non-negative integer or None")
     dim = series_dim
