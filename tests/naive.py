@@ -597,6 +597,23 @@ def predictive_conditioning(X, E, weight=0.1, theta=1.0, alpha_drop=0.7, max_dri
 
 
 # ---------------------------------------------------------------- sweeps, nonlinearity, IAAFT
+def residual_score(r, z, lags):
+    """The screen's score of one pair (xedm.core.screen.residual_scores): the largest over
+    the delays k (``lags``: the shifts l = k - 1 into z) of R^2 of the least-squares fit of
+    the residual r(t) on 1, z(t - l) and z(t - l)^2, over the times t of ``r``'s index
+    (r given on times ts: a dict-free pair (ts, values))."""
+    ts, r = r
+    best = 0.0
+    for lag in lags:
+        x = np.array([z[t - lag] for t in ts])
+        A = np.stack([np.ones(len(ts)), x, x * x], axis=1)
+        coef, *_ = np.linalg.lstsq(A, r, rcond=None)
+        res = r - A @ coef
+        sst = float(np.sum((r - r.mean()) ** 2))
+        best = max(best, 1.0 - float(res @ res) / sst if sst > 0 else 0.0)
+    return best
+
+
 def predict_exclusion_radius(X, y, E, radii, **kw):
     return [simplex(X, y, E, excl=r, **kw)["rho"] for r in radii]
 

@@ -536,36 +536,6 @@ def test_bad_data():
         xedm.xmap(X, "series", E=2, E_from="lib")
 
 
-def test_screen_keeps_the_highest_skill_candidates():
-    from xedm.core.predictive import screen
-
-    rng = np.random.default_rng(0)
-    rho = rng.uniform(-1, 1, (9, 9))
-    rho[0, 5] = np.nan
-    rho[1, 2] = rho[1, 3] = 0.99  # a tie: the lower index first
-    assert screen(rho, 8) is None  # N - 1 <= m: every series
-    keep = screen(rho, 3)
-    for i in range(9):
-        others = [j for j in range(9) if j != i]
-        want = sorted(others, key=lambda j: (-(rho[i, j] if np.isfinite(rho[i, j])
-                                                else -np.inf), j))[:3]
-        assert set(np.flatnonzero(keep[i])) == set(want)
-    assert not keep[0, 5] and not np.diag(keep).any()
-
-
-def test_screen_keeps_m_candidates_past_nan_skills():
-    # NaN skills (a constant series) rank below every finite one, the series itself below
-    # them: each row keeps exactly m candidates
-    from xedm.core.predictive import screen
-
-    rho = np.full((6, 6), np.nan)
-    rho[:, 5] = 0.5
-    keep = screen(rho, 3)
-    np.testing.assert_array_equal(keep.sum(axis=1), 3)
-    assert not np.diag(keep).any() and keep[:5, 5].all()
-    np.testing.assert_array_equal(np.flatnonzero(keep[0]), [1, 2, 5])  # NaN ties: lower first
-
-
 def test_predictive_gain_without_common_predictions_is_nan():
     # a candidate whose model is singular at every time (a constant series) measures no
     # reduction of the error: gain NaN (not 1), p = 1

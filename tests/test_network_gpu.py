@@ -47,6 +47,36 @@ def test_rank_stats_gpu_equals_cpu():
         np.testing.assert_array_equal(gpu[1], cpu[1])
 
 
+def test_screen_gpu_equals_cpu():
+    # the residual screen's scores on the device equal the host's (and so the candidates,
+    # scores apart by more than rounding)
+    import cupy as cp
+
+    from xedm.core.predictive import predictive_tests, standardize
+    from xedm.core.screen import candidates, residual_scores
+
+    rng = np.random.default_rng(5)
+    Z = standardize(rng.standard_normal((30, 200)))
+    e0 = rng.standard_normal((30, 200))
+    e0[4, 7] = np.nan
+    t0 = rng.integers(2, 6, 30)
+    cpu = residual_scores(np, Z, e0, t0, 3, np.arange(30))
+    gpu = residual_scores(cp, cp.asarray(Z), cp.asarray(e0), t0, 3, np.arange(30)).get()
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-10, atol=1e-13)
+    allowed = ~np.eye(30, dtype=bool)
+    np.testing.assert_array_equal(
+        candidates(cp, cp.asarray(Z), cp.asarray(e0), t0, 3, allowed, 6),
+        candidates(np, Z, e0, t0, 3, allowed, 6))
+    # and through the selection: a network larger than its candidates per series
+    X = xedm.datasets.sparse_network(24, 300, seed=2).x.values
+    E = np.full(24, 2)
+    kw = dict(screen=5, max_lag=2, alternatives=())
+    c = predictive_tests(X, E, **kw)
+    g = predictive_tests(X, E, backend="gpu", **kw)
+    np.testing.assert_array_equal(np.isfinite(g[1]), np.isfinite(c[1]))  # the same tested
+    np.testing.assert_array_equal(g[2], c[2])
+
+
 @pytest.mark.parametrize("N, T, seed", [(4, 60, 3), (12, 300, 1)])
 def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
     X = xedm.datasets.many_series(N, T, density=0.4, seed=seed).x.values

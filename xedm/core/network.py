@@ -336,14 +336,15 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     out = {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag, "best_Tp": best,
            "driver_Tp": driver_lag, "E": E, "candidate": candidate, "synchrony": sync}
     if conditioning == "predictive":
-        from .predictive import predictive_tests, screen
+        from .predictive import MAX_CANDIDATES, predictive_tests
 
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place); in a
-        # large network the MAX_CANDIDATES with the highest skill
+        # large network MAX_CANDIDATES per series (xedm.core.screen: mostly by what they
+        # explain of the series' own-model residual, a quarter by the cross map's skill)
         gp, gain, chosen, n_drivers, dl, ghi, exact = predictive_tests(
-            X, E, excl=excl, backend=backend, pool=screen(rho), max_lag=max_lag,
-            progress=progress)
+            X, E, excl=excl, backend=backend, screen=MAX_CANDIDATES, rho=rho,
+            max_lag=max_lag, progress=progress)
         gq = bh_qvalues(gp, chosen)
         passed = chosen & (gq <= alpha) & (gain > 0)
         # a synchronous pair keeps the direction the predictive test gives it; passed both

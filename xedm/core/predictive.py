@@ -185,9 +185,9 @@ class _Batch:
 EXACT = 1e-9
 #: error rows of one launch, in bytes (the first round holds N (N - 1) models)
 BATCH_BYTES = {"cpu": 2**28, "gpu": 2**30}
-#: drivers in play: at most MAX_CANDIDATES per series, at the start (:func:`screen`) and
-#: after each round (those with the smallest p); at N = 1,000 every round would otherwise
-#: test hundreds of drivers per series
+#: drivers in play: at most MAX_CANDIDATES per series, at the start
+#: (:func:`xedm.core.screen.candidates`) and after each round (those with the smallest p);
+#: at N = 1,000 every round would otherwise test hundreds of drivers per series
 MAX_CANDIDATES = 128
 #: the wider fits (extra, width, theta, weight) a noisy series' final model may choose
 #: (:func:`predictive_tests`' ``alternatives``): under observation noise the (d + 1) + 10
@@ -199,25 +199,6 @@ MAX_CANDIDATES = 128
 ALTERNATIVES = ((30, 100, 1.0, 0.1), (80, 100, 3.0, 0.1), (80, 100, 3.0, 1.0))
 #: largest E: own lags 1..63, each a bit of the pools' int64 own-lag mask
 MAX_E = 64
-
-
-def screen(rho, m: int = MAX_CANDIDATES):
-    """The candidate drivers of each series: (N, N) bool, row i the ``m`` series j with the
-    highest cross-map skill ``rho[i, j]`` (i's manifold recovering j: evidence that j drives
-    i; NaN lowest, ties to the lower index), or None (every series) when N - 1 <= m."""
-    rho = np.asarray(rho, np.float64)
-    N = len(rho)
-    if N - 1 <= m:
-        return None
-    # NaN below every finite skill and the series itself below NaN: a NaN never leaves the
-    # diagonal a slot of the m (which would keep m - 1)
-    key = np.where(np.isfinite(rho), -rho, np.finfo(np.float64).max)
-    np.fill_diagonal(key, np.inf)
-    order = np.argsort(key, axis=1, kind="stable")[:, :m]
-    out = np.zeros((N, N), bool)
-    np.put_along_axis(out, order, True, axis=1)
-    np.fill_diagonal(out, False)
-    return out
 
 
 def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
@@ -234,7 +215,9 @@ def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
 
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=ALPHA_KEEP,
                      max_drivers=8, excl=0,
-                     pool=None, max_candidates=MAX_CANDIDATES, max_lag=1, backend="cpu",
+                     pool=None, screen=None, rho=None, max_candidates=MAX_CANDIDATES,
+                     max_lag=1,
+                     backend="cpu",
                      neighborhood=NEIGHBORHOOD, alternatives=ALTERNATIVES,
                      progress: Callable = iter):
     """The predictive conditioning of every series (module docstring).
@@ -244,15 +227,18 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     uses at least its :func:`decorrelation_time`: on a finely sampled flow the points next in
     time would otherwise interpolate the trajectory, and every coordinate would help);
     ``pool`` (N, N) bool: the candidate drivers of each series (default every other series);
+    ``screen``: None, or the number of candidates a series with more in its pool keeps,
+    chosen after its own model by :func:`xedm.core.screen.candidates` (what they explain
+    of its residual, and the cross map's skill ``rho`` (N, N) when given);
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
-    whose best delay has the smallest p); ``max_lag``: each driver j is a candidate at the
-    delays k = 1..max_lag (its value z_j(t + 1 - k) in the prediction of z_i(t + 1)),
-    max_lag candidates; once one is selected, j's other delays stay candidates (a round
-    costs max_lag times what it costs without delays; keeping only each driver's best delay
-    after the first round lost the right delay on 4 links in 10 of the delayed benchmark).
-    Every
-    series advances one round at a time (its models of a round in one batch with the other
-    series': ``backend`` "cpu" or "gpu" runs the kernels).
+    whose best delay has the smallest p);
+    ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
+    z_j(t + 1 - k) in the prediction of z_i(t + 1)), max_lag candidates; once one is
+    selected, j's other delays stay candidates (a round costs max_lag times what it costs
+    without delays; keeping only each driver's best delay after the first round lost the
+    right delay on 4 links in 10 of the delayed benchmark).  Every series advances one
+    round at a time (its models of a round in one batch with the other series':
+    ``backend`` "cpu" or "gpu" runs the kernels).
     After the selection, backward elimination: each selected driver (all its delays at once)
     is retested given the other terms, and per series the one with the largest p above
     ``alpha_keep`` leaves, until none is left above it; then each other driver of the pool
@@ -308,6 +294,10 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         b = _Batch(extra)
         rows = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), rows)
+    if screen is not None and (allowed.sum(axis=1) > screen).any():  # a large network
+        from .screen import candidates
+
+        allowed = candidates(st.xp, st.Z, st.e0, t0, max_lag, allowed, int(screen), rho)
     live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
         allowed[i]))]) for i in range(N)}
     # a series its own value predicts to rounding (a periodic orbit, a fixed point): no

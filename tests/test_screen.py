@@ -1,0 +1,89 @@
+"""The candidate drivers of a series in a large network (xedm.core.screen)."""
+
+from __future__ import annotations
+
+import naive
+import numpy as np
+import pytest
+
+from xedm.core.predictive import predictive_tests, standardize
+from xedm.core.screen import candidates, residual_scores
+
+pytestmark = pytest.mark.quick
+
+
+def _case(N=7, T=60, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = standardize(rng.standard_normal((N, T)))
+    t0 = rng.integers(1, 5, N)
+    e0 = rng.standard_normal((N, T))
+    e0[2, 10] = np.nan  # a singular point: counts as 0
+    return Z, e0, t0
+
+
+@pytest.mark.parametrize("max_lag", [1, 3])
+def test_residual_scores_equal_the_naive_fits(max_lag):
+    Z, e0, t0 = _case()
+    t0 = np.maximum(t0, max_lag - 1)
+    rows = [0, 2, 5]
+    got = residual_scores(np, Z, e0, t0, max_lag, rows)
+    N, T = Z.shape
+    ts = np.arange(t0.max(), T - 1)
+    for a, i in enumerate(rows):
+        r = -e0[i, ts - t0[i]]
+        r = np.where(np.isfinite(r), r, 0.0)
+        for j in range(N):
+            want = naive.residual_score((ts, r), Z[j], range(max_lag))
+            assert got[a, j] == pytest.approx(want, abs=1e-12)
+
+
+def test_residual_scores_see_a_quadratic_driver_that_a_correlation_misses():
+    # r = z_3(t - 1)^2: uncorrelated with z_3 itself (symmetric), explained by the square
+    rng = np.random.default_rng(1)
+    Z = standardize(rng.standard_normal((5, 400)))
+    t0 = np.full(5, 1)
+    e0 = 0.1 * rng.standard_normal((5, 400))
+    e0[0, :398] -= Z[3, 0:398] ** 2  # e0[0, p] at t = p + 1: the driver at t - 1
+    s = residual_scores(np, Z, e0, t0, 2, [0])[0]
+    assert s[3] > 0.9 and np.delete(s, 3).max() < 0.1
+    assert abs(np.corrcoef(-e0[0, :398], Z[3, :398])[0, 1]) < 0.2  # not a linear link
+
+
+def test_candidates_keep_m_by_score_and_a_share_by_rho():
+    N, m = 12, 4
+    Z, e0, t0 = _case(N, 80, 2)
+    allowed = ~np.eye(N, dtype=bool)
+    allowed[5, :] = False
+    allowed[5, [1, 2]] = True  # a row with fewer than m allowed keeps them
+    rng = np.random.default_rng(3)
+    rho = rng.uniform(-1, 1, (N, N))
+    rho[0, 7] = np.nan
+    got = candidates(np, Z, e0, t0, 1, allowed, m, rho)
+    sc = residual_scores(np, Z, e0, t0, 1, np.arange(N))
+    assert not (got & ~allowed).any()
+    np.testing.assert_array_equal(got[5], allowed[5])
+    for i in set(range(N)) - {5}:
+        others = [j for j in range(N) if allowed[i, j]]
+        by_rho = sorted((j for j in others if np.isfinite(rho[i, j])),
+                        key=lambda j: (-rho[i, j], j))[:1]  # round(0.25 * 4)
+        rest = sorted((j for j in others if j not in by_rho), key=lambda j: (-sc[i, j], j))
+        assert set(np.flatnonzero(got[i])) == set(by_rho + rest[:m - 1])
+    only = candidates(np, Z, e0, t0, 1, allowed, m)  # without rho: the scores alone
+    for i in set(range(N)) - {5}:
+        want = sorted((j for j in range(N) if allowed[i, j]), key=lambda j: (-sc[i, j], j))
+        assert set(np.flatnonzero(only[i])) == set(want[:m])
+
+
+def test_large_network_tests_the_screened_candidates_and_finds_a_hidden_driver():
+    # series 0 driven by series 9's square among 24 independent series; with 4 candidates
+    # per series the screen must keep 9 for 0, and only screened pairs are tested
+    rng = np.random.default_rng(4)
+    N, T = 24, 500
+    X = rng.standard_normal((N, T))
+    X[0, 1:] = 0.3 * X[0, :-1] + (X[9, :-1] ** 2 - 1) + 0.3 * rng.standard_normal(T - 1)
+    E = np.ones(N, np.int64)
+    p, gain, sel, *_ = predictive_tests(X, E, screen=4, alternatives=())
+    tested = np.isfinite(gain)
+    assert tested.sum(axis=1).max() <= 4
+    assert sel[0, 9] and p[0, 9] < 1e-6
+    assert tested[0, 9] and tested.sum() == N * 4
