@@ -77,6 +77,29 @@ def test_screen_gpu_equals_cpu():
     np.testing.assert_array_equal(g[2], c[2])
 
 
+def test_pair_null_gpu_equals_cpu():
+    from xedm.core.network import library_E_xmap
+    from xedm.core.pair_null import pair_null
+    from xedm.stats.surrogates import make_surrogates
+
+    X = xedm.datasets.sparse_network(40, 400, seed=3).x.values
+    E = np.random.default_rng(1).integers(1, 5, 40)
+    S, _ = make_surrogates(X, "ebisuzaki", 9, 0)
+    pool = np.random.default_rng(0).random((40, 40)) < 0.2
+    np.fill_diagonal(pool, False)
+    kw = dict(tau=1, Tp=[-2, -1, 0], knn=None, excl=0)
+    rho = library_E_xmap(X, E=E, backend="cpu", **kw)["rho"]
+    cpu = pair_null(X, S, E, pool, rho, backend="cpu", **kw)
+    gpu = pair_null(X, S, E, pool, rho, backend="gpu", **kw)
+    full = library_E_xmap(X, E=E, S=S, backend="gpu", **kw)
+    for name in ("count_ge", "n_null"):
+        np.testing.assert_array_equal(gpu[name], cpu[name])
+        np.testing.assert_array_equal(gpu[name][pool], full[name][pool])
+    for name in ("z_mean", "z_sd"):
+        np.testing.assert_allclose(gpu[name][pool], cpu[name][pool], rtol=1e-10)
+        np.testing.assert_allclose(gpu[name][pool], full[name][pool], rtol=1e-10)
+
+
 @pytest.mark.parametrize("N, T, seed", [(4, 60, 3), (12, 300, 1)])
 def test_predictive_conditioning_gpu_equals_cpu(N, T, seed):
     X = xedm.datasets.many_series(N, T, density=0.4, seed=seed).x.values

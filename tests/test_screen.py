@@ -6,6 +6,7 @@ import naive
 import numpy as np
 import pytest
 
+import xedm
 from xedm.core.predictive import predictive_tests, standardize
 from xedm.core.screen import candidates, residual_scores
 
@@ -87,3 +88,50 @@ def test_large_network_tests_the_screened_candidates_and_finds_a_hidden_driver()
     assert tested.sum(axis=1).max() <= 4
     assert sel[0, 9] and p[0, 9] < 1e-6
     assert tested[0, 9] and tested.sum() == N * 4
+
+
+@pytest.mark.parametrize("knn", [None, 5])
+def test_pair_null_equals_the_all_pairs_null_on_its_pairs(knn):
+    from xedm.core.network import library_E_xmap
+    from xedm.core.pair_null import pair_null
+    from xedm.stats.surrogates import make_surrogates
+
+    X = xedm.datasets.sparse_network(9, 150, seed=3).x.values
+    E = np.array([1, 2, 3, 2, 1, 3, 2, 2, 1])
+    S, _ = make_surrogates(X, "ebisuzaki", 7, 0)
+    Tp = [-2, -1, 0]
+    kw = dict(tau=1, Tp=Tp, knn=knn, excl=1, backend="cpu")
+    full = library_E_xmap(X, E=E, S=S, **kw)
+    rng = np.random.default_rng(0)
+    pool = rng.random((9, 9)) < 0.4
+    np.fill_diagonal(pool, False)
+    pool[4] = False  # a library without candidates
+    got = pair_null(X, S, E, pool, full["rho"], **kw)
+    for name in ("count_ge", "n_null"):
+        np.testing.assert_array_equal(got[name][pool], full[name][pool])
+        assert (got[name][~pool] == 0).all()
+    for name in ("z_mean", "z_sd"):
+        np.testing.assert_allclose(got[name][pool], full[name][pool], rtol=1e-12, atol=0)
+        assert np.isnan(got[name][~pool]).all()
+    assert (got["n_null"][pool] == 7).all()
+
+
+def test_large_network_draws_nulls_for_the_candidates_only(monkeypatch):
+    # past MAX_CANDIDATES others per series: p_value on the screened pairs alone (the rest
+    # NaN), q_value Benjamini-Hochberg over them, links among them, and each p equal to the
+    # all-pairs null's at the pair's driver lag
+    import xedm.core.predictive as pr
+    from xedm.stats.significance import bh_qvalues
+
+    X = xedm.datasets.sparse_network(12, 300, seed=1).x
+    full = xedm.causal_network(X, seed=0, progress=False)
+    monkeypatch.setattr(pr, "MAX_CANDIDATES", 4)
+    net = xedm.causal_network(X, seed=0, progress=False)
+    p = net.p_value.values
+    tested = np.isfinite(p)
+    assert (tested.sum(axis=1) == 4).all()
+    np.testing.assert_array_equal(np.isfinite(net.gain.values), tested)  # the same pool
+    np.testing.assert_allclose(p[tested], full.p_value.values[tested], rtol=1e-12)
+    np.testing.assert_allclose(net.q_value.values[tested], bh_qvalues(p, tested)[tested])
+    assert np.isnan(net.q_value.values[~tested]).all()
+    assert not (net.link.values & ~tested).any()

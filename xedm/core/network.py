@@ -310,12 +310,17 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             return library_E_xmap(X, E=E, **kw)
         return _ccm.xmap(X, E=E, **kw)
 
+    from .predictive import MAX_CANDIDATES, predictive_tests
+
+    # a large network: the predictive conditioning tests MAX_CANDIDATES per series, and only
+    # those pairs can become links: their surrogates alone are cross-mapped (after it)
+    large = conditioning == "predictive" and E_from == "library" and N - 1 > MAX_CANDIDATES
     rho_lag = np.full((N, N, len(lags)), np.nan)
     if len(pos):  # first: the surrogates may still be drawn (S a future)
         rho_lag[..., lags > 0] = cross(pos)["rho"]
-    if hasattr(S, "result"):
+    if not large and hasattr(S, "result"):
         S = S.result()
-    r_neg = cross(neg, S)
+    r_neg = cross(neg, None if large else S)
     rho_lag[..., lags <= 0] = r_neg["rho"]
     best, at = lag_summary(rho_lag, lags)
     pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
@@ -324,27 +329,39 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         return np.take_along_axis(a, pick, -1)[..., 0]
 
     rho = at_pick(rho_lag)
+    off = ~np.eye(N, dtype=bool)
+    family, tests = off, None
+    if conditioning == "predictive":
+        # candidate drivers: every other series (a screen on the cross map's p_value drops
+        # weak true drivers, whose indirect proxies are then selected in their place); in a
+        # large network MAX_CANDIDATES per series (xedm.core.screen: mostly by what they
+        # explain of the series' own-model residual, a quarter by the cross map's skill)
+        info: dict = {}
+        tests = predictive_tests(X, E, excl=excl, backend=backend, screen=MAX_CANDIDATES,
+                                 rho=rho, max_lag=max_lag, progress=progress, info=info)
+        if large:
+            from .pair_null import pair_null
+
+            family = info["pool"]
+            if hasattr(S, "result"):
+                S = S.result()
+            r_neg.update(pair_null(X, S, E, family, r_neg["rho"], tau=tau, Tp=neg, knn=knn,
+                                   excl=excl, backend=backend, method=method,
+                                   progress=progress))
     p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
                                 ("rho", "count_ge", "n_null", "z_mean", "z_sd")), p_method)
     p = np.minimum(p_at * len(neg), 1.0)
-    off = ~np.eye(N, dtype=bool)
-    q = bh_qvalues(p, off)
-    significant = off & (q <= alpha)
+    if large:  # outside the candidates no null was drawn
+        p = np.where(family, p, np.nan)
+    q = bh_qvalues(p, family)
+    significant = family & (q <= alpha)
     candidate = significant & (best <= 0)
     driver_lag = lags[at]
     sync = synchrony(best, significant)
     out = {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag, "best_Tp": best,
            "driver_Tp": driver_lag, "E": E, "candidate": candidate, "synchrony": sync}
-    if conditioning == "predictive":
-        from .predictive import MAX_CANDIDATES, predictive_tests
-
-        # candidate drivers: every other series (a screen on the cross map's p_value drops
-        # weak true drivers, whose indirect proxies are then selected in their place); in a
-        # large network MAX_CANDIDATES per series (xedm.core.screen: mostly by what they
-        # explain of the series' own-model residual, a quarter by the cross map's skill)
-        gp, gain, chosen, n_drivers, dl, ghi, exact = predictive_tests(
-            X, E, excl=excl, backend=backend, screen=MAX_CANDIDATES, rho=rho,
-            max_lag=max_lag, progress=progress)
+    if tests is not None:
+        gp, gain, chosen, n_drivers, dl, ghi, exact = tests
         gq = bh_qvalues(gp, chosen)
         passed = chosen & (gq <= alpha) & (gain > 0)
         # a synchronous pair keeps the direction the predictive test gives it; passed both

@@ -216,7 +216,7 @@ def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=ALPHA_KEEP,
                      max_drivers=8, excl=0,
                      pool=None, screen=None, rho=None, max_candidates=MAX_CANDIDATES,
-                     max_lag=1,
+                     max_lag=1, info=None,
                      backend="cpu",
                      neighborhood=NEIGHBORHOOD, alternatives=ALTERNATIVES,
                      progress: Callable = iter):
@@ -230,6 +230,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     ``screen``: None, or the number of candidates a series with more in its pool keeps,
     chosen after its own model by :func:`xedm.core.screen.candidates` (what they explain
     of its residual, and the cross map's skill ``rho`` (N, N) when given);
+    ``info``: a dict that receives ``pool``, the candidates after the screen (N, N) bool;
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
     whose best delay has the smallest p);
     ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
@@ -298,6 +299,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         from .screen import candidates
 
         allowed = candidates(st.xp, st.Z, st.e0, t0, max_lag, allowed, int(screen), rho)
+    if info is not None:
+        info["pool"] = allowed
     live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
         allowed[i]))]) for i in range(N)}
     # a series its own value predicts to rounding (a periodic orbit, a fixed point): no

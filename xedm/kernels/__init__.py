@@ -195,4 +195,7 @@ register("partial_cross_rows", "cpu", "stats.cpu:partial_cross_rows")  # causal_
 register("xmap_skill_groups_device", "cpu", "cross.cpu_xmap:xmap_skill_groups")
 register("xmap_skill_groups_device", "gpu", "cross.gpu_xmap:xmap_skill_groups_device")
 register("xmap_null_summary", "cpu", "stats.null:xmap_null_summary")
+# causal_network in a large network: the surrogates of each library's screened candidates
+register("xmap_pair_skill", "cpu", "cross.cpu_pairs:xmap_pair_skill")
+register("xmap_pair_skill", "gpu", "cross.gpu_pairs:xmap_pair_skill")
 register("xmap_null_summary", "gpu", "stats.gpu_null:xmap_null_summary")
