@@ -126,6 +126,7 @@ def test_large_network_draws_nulls_for_the_candidates_only(monkeypatch):
     X = xedm.datasets.sparse_network(12, 300, seed=1).x
     full = xedm.causal_network(X, seed=0, progress=False)
     monkeypatch.setattr(pr, "MAX_CANDIDATES", 4)
+    monkeypatch.setattr(pr, "SCREEN", 4)
     net = xedm.causal_network(X, seed=0, progress=False)
     p = net.p_value.values
     tested = np.isfinite(p)

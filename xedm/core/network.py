@@ -310,10 +310,10 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             return library_E_xmap(X, E=E, **kw)
         return _ccm.xmap(X, E=E, **kw)
 
-    from .predictive import MAX_CANDIDATES, predictive_tests
+    from .predictive import MAX_CANDIDATES, SCREEN, predictive_tests
 
-    # a large network: the predictive conditioning tests MAX_CANDIDATES per series, and only
-    # those pairs can become links: their surrogates alone are cross-mapped (after it)
+    # a large network: the predictive conditioning tests SCREEN candidates per series, and
+    # only those pairs can become links: their surrogates alone are cross-mapped (after it)
     large = conditioning == "predictive" and E_from == "library" and N - 1 > MAX_CANDIDATES
     rho_lag = np.full((N, N, len(lags)), np.nan)
     if len(pos):  # first: the surrogates may still be drawn (S a future)
@@ -334,10 +334,11 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     if conditioning == "predictive":
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place); in a
-        # large network MAX_CANDIDATES per series (xedm.core.screen: mostly by what they
-        # explain of the series' own-model residual, a quarter by the cross map's skill)
+        # large network SCREEN per series (xedm.core.screen: mostly by what they explain
+        # of the series' own-model residual, a quarter by the cross map's skill)
         info: dict = {}
-        tests = predictive_tests(X, E, excl=excl, backend=backend, screen=MAX_CANDIDATES,
+        tests = predictive_tests(X, E, excl=excl, backend=backend,
+                                 screen=SCREEN if large else None,
                                  rho=rho, max_lag=max_lag, progress=progress, info=info)
         if large:
             from .pair_null import pair_null

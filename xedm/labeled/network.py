@@ -109,14 +109,20 @@ def causal_network(
        (library i, target j) embeds i with **the library's** E (``E_from="library"``, as CCM
        theory) or the target's (``"target"``, as :func:`xedm.xmap`'s default).
     2. The cross map of every pair at every lag of ``lags`` (time-lagged CCM), and at the
-       driver lags (Tp <= 0) against ``surrogates`` of each target.
+       driver lags (Tp <= 0) against ``surrogates`` of each target (in a network of more
+       than 129 series with the predictive conditioning: of each series' 32 candidate
+       drivers only, the pairs that can become links; ``p_value`` and ``q_value`` are NaN
+       on the others).
     3. Per pair, the best driver lag (``driver_Tp``) and its skill ``rho``; ``p_value``: the
        surrogate p-value there times the number of driver lags (capped at 1); ``q_value``:
-       Benjamini-Hochberg over the off-diagonal pairs.  ``best_Tp``: the best lag overall; a
+       Benjamini-Hochberg over the off-diagonal pairs (the candidates, in a large
+       network).  ``best_Tp``: the best lag overall; a
        real driver peaks at Tp <= 0 (Ye et al. 2015).
     4. Candidates: ``q_value <= alpha`` and ``best_Tp <= 0``.
     5. Conditioning, ``conditioning="predictive"`` (the default): for each series i, the
-       drivers j (among every other series; past 128, the 128 with the highest ``rho[i, j]``)
+       drivers j (among every other series; past 128, 32 candidates: the 8 with the highest
+       ``rho[i, j]`` and the 24 whose values and their squares at delays 1..``max_lag``
+       best explain what i's own past leaves unexplained, :mod:`xedm.core.screen`)
        whose values z_j(t) improve the leave-one-out
        local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
        lags, its other selected drivers) are selected forward (candidates dropped at
@@ -356,10 +362,13 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
                 "signed-rank test of the absolute errors with and without the driver"),
             conditioning_options=str(DEFAULTS),
             conditioning_set=("the library's other selected drivers and its selected own "
-                              "lags; candidate drivers: every other series, or the 128 "
-                              "with the highest rho when there are more"),
-            fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; gain_q: "
-                        "over the selected pairs"),
+                              "lags; candidate drivers: every other series, or 32 when "
+                              "there are more than 128 (8 by rho, 24 by the residual "
+                              "screen)"),
+            fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs (over "
+                        "the candidate drivers when each series has 32 of more than 128 "
+                        "others: no surrogate null elsewhere, p_value NaN); gain_q: over "
+                        "the selected pairs"),
             rule=RULE_PREDICTIVE)
     else:
         cond = dict(
