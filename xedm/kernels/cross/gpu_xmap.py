@@ -77,12 +77,15 @@ extern "C" __global__ void xmap_rows(
 }
 
 // one thread per (library li, target column t); the column's group g picks the table, k,
-// the rows' entries (qk/wk from qoff[g], mk/wsk from g * nL * P) and the rows' pred_ok
+// the rows' entries (qk/wk from qoff[g], mk/wsk from g * nL * P) and the rows' pred_ok;
+// the columns Y0 (T, nT) are every library's (y_stride 0) or each its own (y_stride T nT:
+// gpu_pairs' candidates)
 extern "C" __global__ void xmap_sums(
     const unsigned long long* __restrict__ tab_idx,
     const unsigned long long* __restrict__ tab_dist, const long long* __restrict__ depths,
     const long long* __restrict__ ks, const long long* __restrict__ qoff,
-    const int* __restrict__ col_group, const double* __restrict__ Yt, const long long T,
+    const int* __restrict__ col_group, const double* __restrict__ Y0, const long long y_stride,
+    const long long T,
     const long long nT, const long long P, const long long nL, const long long Tp,
     const long long* __restrict__ pred_t_all, const long long pt_stride,
     const unsigned char* __restrict__ pred_ok,
@@ -94,6 +97,7 @@ extern "C" __global__ void xmap_sums(
     const long long li = blockIdx.y;
     if (t >= nT) return;
     const long long* pred_t = pred_t_all + li * pt_stride;  // this library's rows' times
+    const double* Yt = Y0 + li * y_stride;  // this library's columns (0: every library's)
     const int g = col_group[t];
     const long long k = ks[g], depth = depths[g];
     const int* idx = (const int*)tab_idx[g];
@@ -451,7 +455,8 @@ def xmap_skill_groups_device(tables, Yt, col_group, k_list, Tp, pred_t, pred_ok,
     grp = cp.ascontiguousarray(cp.asarray(grp_h[rest]))
     rho_r = cp.full((nL, nR), cp.nan, cp.float64)
     _kernel("xmap_sums")(((nR + _TB - 1) // _TB, nL), (_TB,),
-                         (ptrs, dptrs, depths, ks_d, cp.asarray(qoff[:-1]), grp, Yr, i64(T),
+                         (ptrs, dptrs, depths, ks_d, cp.asarray(qoff[:-1]), grp, Yr, i64(0),
+                          i64(T),
                           i64(nR), i64(P), i64(nL), i64(Tp), pt, i64(pt_stride), pok, qk, wk,
                           mk, wsk, clean, rho_r))
     if nR == nT:
