@@ -58,12 +58,7 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
     Sc = np.asarray(S, np.float64).reshape(N * n_sur, T)
     Sc = (Sc * np.ldexp(1.0, -unit_exponents(Sc))[:, None]).reshape(N, n_sur, T)
     gpu = backend == "gpu"
-    if gpu:
-        import cupy as xp
-
-        Sc = xp.asarray(Sc)
-    else:
-        xp = np
+    Sc = get_kernel("to_device", backend)(Sc)  # once: every batch gathers from it
     look = get_kernel("xmap_pair_skill", backend)
     depth = int(E.max()) + 1 if knn is None else int(knn)
     per_lib = T * (depth * 28 + 8 * m * n_sur * 2)
@@ -77,12 +72,8 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
             idx, dist, pred_t, pred_ok, _ = _ccm._cross_tables(
                 X, fin, lb, [e], tau, lib_mask, knn, excl, tgt_sets, backend, method)
             cb = cand[lb]
-            # (libraries, T, candidates x surrogates): each library's own columns
-            Y = xp.ascontiguousarray(Sc[xp.asarray(cb)].transpose(0, 3, 1, 2)).reshape(
-                len(lb), T, m * n_sur)
             for ti, tp in enumerate(Tps.tolist()):
-                r = look(idx[0], dist[0], Y, k, int(tp), pred_t, pred_ok[0])
-                r = r.get() if hasattr(r, "get") else np.asarray(r)
+                r = look(idx[0], dist[0], Sc, cb, k, int(tp), pred_t, pred_ok[0])
                 obs = rho_obs[lb[:, None], cb, ti]
                 ge, nf, _, zm, zs = null_rows(obs.ravel(), r.reshape(-1, n_sur), ())
                 keep = has[lb]
@@ -90,5 +81,4 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
                 for name, val in (("count_ge", ge), ("n_null", nf), ("z_mean", zm),
                                   ("z_sd", zs)):
                     out[name][rows, cols, ti] = val.reshape(cb.shape)[keep]
-            del Y
     return out
