@@ -136,3 +136,24 @@ def test_large_network_draws_nulls_for_the_candidates_only(monkeypatch):
     np.testing.assert_allclose(net.q_value.values[tested], bh_qvalues(p, tested)[tested])
     assert np.isnan(net.q_value.values[~tested]).all()
     assert not (net.link.values & ~tested).any()
+
+
+def test_pair_null_at_each_pairs_own_lag():
+    from xedm.core.network import library_E_xmap
+    from xedm.core.pair_null import pair_null
+    from xedm.stats.surrogates import make_surrogates
+
+    X = xedm.datasets.sparse_network(8, 120, seed=5).x.values
+    E = np.array([2, 1, 3, 2, 2, 1, 3, 2])
+    S, _ = make_surrogates(X, "ebisuzaki", 5, 1)
+    kw = dict(tau=1, Tp=[-2, -1, 0], knn=None, excl=0, backend="cpu")
+    rho = library_E_xmap(X, E=E, **kw)["rho"]
+    pool = ~np.eye(8, dtype=bool)
+    pool[2, 5] = False
+    at = np.random.default_rng(2).integers(0, 3, (8, 8))
+    every = pair_null(X, S, E, pool, rho, **kw)
+    own = pair_null(X, S, E, pool, np.take_along_axis(rho, at[..., None], -1)[..., 0],
+                    at=at, **kw)
+    for name in ("count_ge", "n_null", "z_mean", "z_sd"):
+        want = np.take_along_axis(every[name], at[..., None], -1)[..., 0]
+        np.testing.assert_array_equal(own[name], want)

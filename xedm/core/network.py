@@ -346,11 +346,16 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             family = info["pool"]
             if hasattr(S, "result"):
                 S = S.result()
-            r_neg.update(pair_null(X, S, E, family, r_neg["rho"], tau=tau, Tp=neg, knn=knn,
-                                   excl=excl, backend=backend, method=method,
-                                   progress=progress))
-    p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
-                                ("rho", "count_ge", "n_null", "z_mean", "z_sd")), p_method)
+            # each pair's null at its driver lag only
+            null = pair_null(X, S, E, family, rho, tau=tau, Tp=neg, knn=knn, excl=excl,
+                             backend=backend, method=method, at=at, progress=progress)
+    if large:
+        p_at = surrogate_p_values(rho, *(null[k] for k in
+                                         ("count_ge", "n_null", "z_mean", "z_sd")), p_method)
+    else:
+        p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
+                                    ("rho", "count_ge", "n_null", "z_mean", "z_sd")),
+                                  p_method)
     p = np.minimum(p_at * len(neg), 1.0)
     if large:  # outside the candidates no null was drawn
         p = np.where(family, p, np.nan)

@@ -22,24 +22,25 @@ from .skill import unit_exponents
 
 
 def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="exact",
-              progress: Callable = iter) -> dict:
+              at=None, progress: Callable = iter) -> dict:
     """The surrogate null of the pairs (library i, target j) with ``pool[i, j]`` at every
     horizon of ``Tp``, i embedded with its own E[i].
 
     ``X`` (N, T) finite series, ``S`` (N, n, T) the surrogates of each target, ``rho_obs``
-    (N, N, nTp) the observed skills (the all-pairs map's, at the same Tp).  Returns
+    (N, N, nTp) the observed skills (the all-pairs map's, at the same Tp; (N, N) at the
+    pairs' own horizons with ``at``).  Returns
     ``count_ge``, ``n_null`` (int64), ``z_mean``, ``z_sd`` (N, N, nTp) as
-    :func:`xedm.core.ccm.xmap`'s (NaN, and 0 for the counts, outside the pool)."""
+    :func:`xedm.core.ccm.xmap`'s (NaN, and 0 for the counts, outside the pool); with
+    ``at`` (N, N) int, each pair's at its horizon ``Tp[at[i, j]]`` only, (N, N)."""
     X = np.asarray(X, np.float64)
     N, T = X.shape
     E = np.asarray(E, np.int64)
     pool = np.asarray(pool, bool)
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     n_sur = S.shape[1]
-    out = {"count_ge": np.zeros((N, N, len(Tps)), np.int64),
-           "n_null": np.zeros((N, N, len(Tps)), np.int64),
-           "z_mean": np.full((N, N, len(Tps)), np.nan),
-           "z_sd": np.full((N, N, len(Tps)), np.nan)}
+    shape = (N, N) if at is not None else (N, N, len(Tps))
+    out = {"count_ge": np.zeros(shape, np.int64), "n_null": np.zeros(shape, np.int64),
+           "z_mean": np.full(shape, np.nan), "z_sd": np.full(shape, np.nan)}
     m = int(pool.sum(axis=1).max(initial=0))
     if m == 0 or n_sur == 0:
         return out
@@ -74,11 +75,15 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
             cb = cand[lb]
             for ti, tp in enumerate(Tps.tolist()):
                 r = look(idx[0], dist[0], Sc, cb, k, int(tp), pred_t, pred_ok[0])
-                obs = rho_obs[lb[:, None], cb, ti]
-                ge, nf, _, zm, zs = null_rows(obs.ravel(), r.reshape(-1, n_sur), ())
-                keep = has[lb]
+                keep = has[lb] if at is None else has[lb] & (at[lb[:, None], cb] == ti)
+                if not keep.any():
+                    continue
                 rows, cols = np.broadcast_to(ii[lb], cb.shape)[keep], cb[keep]
+                obs = rho_obs[rows, cols] if at is not None else rho_obs[rows, cols, ti]
+                null = r.reshape(cb.shape + (n_sur,))[keep]
+                ge, nf, _, zm, zs = null_rows(obs, null, ())
+                where = (rows, cols) if at is not None else (rows, cols, ti)
                 for name, val in (("count_ge", ge), ("n_null", nf), ("z_mean", zm),
                                   ("z_sd", zs)):
-                    out[name][rows, cols, ti] = val.reshape(cb.shape)[keep]
+                    out[name][where] = val
     return out
