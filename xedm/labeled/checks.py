@@ -466,9 +466,11 @@ def check_significance(n, method, seed, quantiles, options, p_method="empirical"
 
 
 def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool,
-                         backend: str = "cpu") -> None:
+                         backend: str = "cpu", libraries: int | None = None) -> None:
     """Refuse surrogates whose series (three copies: drawn, scaled, grouped by E) or kept
-    per-pair rho cannot fit in half of this machine's memory, before any work is done."""
+    per-pair rho cannot fit in half of this machine's memory, before any work is done.
+    ``libraries``: the library series that cross-map each target's surrogates (default n;
+    causal_network's candidates in a large network)."""
     if not n_sur:
         return
     need = 24 * n * n_sur * T + (8 * n * n * n_tp * n_sur if keep_null else 0)
@@ -478,7 +480,8 @@ def check_surrogate_cost(n: int, T: int, n_sur: int, n_tp: int, keep_null: bool,
                  f"series{', and every surrogate rho' if keep_null else ''})", fix, share=0.5)
     # each surrogate is drawn (FFTs, permutations: ~100 operations a value) and cross-mapped
     # from every library series (a few neighbours per point)
-    check_work(float(n_sur) * n * T * (100 + 8 * n * n_tp),
+    check_work(float(n_sur) * n * T * (100 + 8 * (n if libraries is None else libraries)
+                                       * n_tp),
                f"surrogates={n_sur} for {n} series of {T} time points", fix, backend=backend)
 
 

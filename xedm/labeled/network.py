@@ -294,12 +294,17 @@ def _check_cost(N: int, T: int, n_sur: int, n_lags: int, max_lag: int, E_top: in
                 backend: str) -> None:
     """The work policy (:mod:`xedm.memory`): the surrogates (drawn and cross-mapped at the
     driver lags) and the cross maps with their conditioning rounds, refused up front when
-    they cannot fit or take longer than the work limit.  The rounds' factor is measured:
+    they cannot fit or take longer than the work limit (estimated: N = 10,000, L = 1,450
+    as 5.5 minutes on a GPU, which took 98 s on an H100).  The rounds' factor is measured:
     N = 100, L = 1,000, E_max = 10 took 195 s on a loaded 2-core VM (about 4e10 here)."""
+    from ..core.predictive import MAX_CANDIDATES, SCREEN
     from ..memory import check_work
 
-    check_surrogate_cost(N, T, n_sur, n_lags, False, backend)
-    check_work(float(N) * N * T * (n_lags + max_lag) * (E_top + 1) * 40,
+    # the cross maps: N^2 per lag; the rounds and the surrogates' cross maps: N times the
+    # candidates per series (SCREEN past MAX_CANDIDATES others)
+    cand = SCREEN if N - 1 > MAX_CANDIDATES else N
+    check_surrogate_cost(N, T, n_sur, n_lags, False, backend, libraries=cand)
+    check_work(float(N) * T * (N * n_lags + cand * max_lag) * (E_top + 1) * 40,
                f"causal_network of {N} series of {T} time points (E up to {E_top}, "
                f"{n_lags} lags, max_lag={max_lag})",
                "use fewer series, a shorter series, a smaller E_max or max_lag", backend=backend)
