@@ -122,7 +122,7 @@ def causal_network(
     5. Conditioning, ``conditioning="predictive"`` (the default): for each series i, the
        drivers j (among every other series; past 128, 32 candidates: the 8 with the highest
        ``rho[i, j]`` and the 24 whose values and their squares at delays 1..``max_lag``
-       best explain what i's own past leaves unexplained, :mod:`xedm.core.screen`)
+       best explain what i's own past leaves unexplained, ``xedm.core.screen``)
        whose values z_j(t) improve the leave-one-out
        local linear prediction of i(t + 1) from a multivariate embedding (i's value, its own
        lags, its other selected drivers) are selected forward (candidates dropped at
@@ -201,7 +201,7 @@ def causal_network(
     (significant both ways with the skill peaking at Tp > 0 both ways: synchrony or strong
     shared forcing), ``link``, and the three-way answer: ``decision`` ("link", "no link" or
     "undetermined"), ``undetermined`` (bool) and ``undetermined_reason`` (int8: 0 where
-    decided; else the code of the reason, :data:`xedm.core.network.REASONS`, its text in the
+    decided; else the code of the reason, ``xedm.core.network.REASONS``, its text in the
     variable's ``description`` and ``flag_meanings``: a constant series, too few independent
     points for the embedding, synchrony both ways, a gain that counts within the bound, a
     series its own past predicts exactly; docs/causal-networks.md); and ``rho_lag``
