@@ -157,3 +157,23 @@ def test_pair_null_at_each_pairs_own_lag():
     for name in ("count_ge", "n_null", "z_mean", "z_sd"):
         want = np.take_along_axis(every[name], at[..., None], -1)[..., 0]
         np.testing.assert_array_equal(own[name], want)
+
+
+def test_lag_summary_equals_a_loop_over_pairs():
+    from xedm.core.network import lag_summary
+
+    rng = np.random.default_rng(7)
+    for lags in ([-2, -1, 0, 1, 2], [-3, 0, 2], [0, 1], [-1]):
+        rho = np.round(rng.random((9, 9, len(lags))), 1)  # ties: the first lag wins
+        rho[rng.random(rho.shape) < 0.3] = np.nan
+        rho[0, 1] = np.nan
+        best, at = lag_summary(rho, lags)
+        neg = [i for i, lag in enumerate(lags) if lag <= 0]
+        for i in range(9):
+            for j in range(9):
+                r = rho[i, j]
+                fin = [k for k in range(len(lags)) if np.isfinite(r[k])]
+                want = lags[max(fin, key=lambda k: (r[k], -k))] if fin else np.nan
+                assert best[i, j] == want or (np.isnan(want) and np.isnan(best[i, j]))
+                fn = [k for k in neg if np.isfinite(r[k])]
+                assert at[i, j] == (max(fn, key=lambda k: (r[k], -k)) if fn else neg[0])
