@@ -177,3 +177,17 @@ def test_lag_summary_equals_a_loop_over_pairs():
                 assert best[i, j] == want or (np.isnan(want) and np.isnan(best[i, j]))
                 fn = [k for k in neg if np.isfinite(r[k])]
                 assert at[i, j] == (max(fn, key=lambda k: (r[k], -k)) if fn else neg[0])
+
+
+def test_large_network_with_the_targets_E_screens_too(monkeypatch):
+    # E_from="target": the candidates are screened as well (the cost), and every pair keeps
+    # its surrogate p-value (the all-pairs map: pair_null embeds with the library's E)
+    import xedm.core.predictive as pr
+
+    monkeypatch.setattr(pr, "MAX_CANDIDATES", 4)
+    monkeypatch.setattr(pr, "SCREEN", 4)
+    X = xedm.datasets.sparse_network(10, 250, seed=2).x
+    net = xedm.causal_network(X, seed=0, progress=False, E_from="target", surrogates=9)
+    assert (np.isfinite(net.gain.values).sum(axis=1) == 4).all()
+    off = ~np.eye(10, dtype=bool)
+    assert np.isfinite(net.p_value.values[off]).all()

@@ -323,8 +323,10 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     from .predictive import MAX_CANDIDATES, SCREEN, predictive_tests
 
     # a large network: the predictive conditioning tests SCREEN candidates per series, and
-    # only those pairs can become links: their surrogates alone are cross-mapped (after it)
-    large = conditioning == "predictive" and E_from == "library" and N - 1 > MAX_CANDIDATES
+    # only those pairs can become links: their surrogates alone are cross-mapped (after it;
+    # with the library's E, as pair_null embeds them)
+    screened = conditioning == "predictive" and N - 1 > MAX_CANDIDATES
+    large = screened and E_from == "library"
     rho_lag = np.empty((N, N, len(lags)))  # every lag written below
     if len(pos):  # first: the surrogates may still be drawn (S a future)
         rho_lag[..., lags > 0] = cross(pos)["rho"]
@@ -348,7 +350,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         # of the series' own-model residual, a quarter by the cross map's skill)
         info: dict = {}
         tests = predictive_tests(X, E, excl=excl, backend=backend,
-                                 screen=SCREEN if large else None,
+                                 screen=SCREEN if screened else None,
                                  rho=rho, max_lag=max_lag, progress=progress, info=info)
         if large:
             from .pair_null import pair_null
