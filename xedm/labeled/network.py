@@ -110,9 +110,9 @@ def causal_network(
        theory) or the target's (``"target"``, as :func:`xedm.xmap`'s default).
     2. The cross map of every pair at every lag of ``lags`` (time-lagged CCM), and at the
        driver lags (Tp <= 0) against ``surrogates`` of each target (in a network of more
-       than 129 series with the predictive conditioning: of each series' 32 candidate
-       drivers only, the pairs that can become links; ``p_value`` and ``q_value`` are NaN
-       on the others).
+       than 129 series with the predictive conditioning and the library's E: of each
+       series' 32 candidate drivers only, the pairs that can become links; ``p_value`` and
+       ``q_value`` are NaN on the others).
     3. Per pair, the best driver lag (``driver_Tp``) and its skill ``rho``; ``p_value``: the
        surrogate p-value there times the number of driver lags (capped at 1); ``q_value``:
        Benjamini-Hochberg over the off-diagonal pairs (the candidates, in a large
