@@ -28,8 +28,9 @@ from .inputs import cross_series, progress_bar
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
     "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "
-    "by the predictive conditioning (among every other series, or the 128 with the highest "
-    "cross-map skill rho[i, j] when there are more: forward selection, "
+    "by the predictive conditioning (among every other series, or 32 when there are more "
+    "than 128: the 8 with the highest cross-map skill rho[i, j] and the 24 whose value and "
+    "its square best explain i's own-model residual: forward selection, "
     "candidates dropped at p > 0.7, then each selected driver retested "
     "given the others: adding j's value z_j(t) to a multivariate embedding of i (i's value, "
     "its selected own lags and its other selected drivers) lowers the absolute errors of the "
