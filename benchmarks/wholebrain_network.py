@@ -92,10 +92,12 @@ def table(doc) -> str:
         def f(k, d=2, r=r):
             return f"{r[k]:.{d}f}" if k in r else "–"
 
-        lines.append(f"| {r['N']:,} | {r['T']:,} | {r.get('device', r['backend'])} | "
-                     f"{f('xmap_s')} s | {f('causal_network_s', 1)} s | {f('ratio', 0)}x | "
-                     f"{f('precision', 3)} | {f('recall', 3)} | {f('result_gib')} GiB | "
-                     f"{f('peak_rss_gib')} GiB | {f('gpu_pool_gib')} GiB |")
+        cells = [f"{r['N']:,}", f"{r['T']:,}", r.get("device", r["backend"]),
+                 f"{f('xmap_s')} s", f"{f('causal_network_s', 1)} s", f"{f('ratio', 0)}x",
+                 f("precision", 3), f("recall", 3), *(f"{f(k)} GiB" for k in
+                                                      ("result_gib", "peak_rss_gib",
+                                                       "gpu_pool_gib"))]
+        lines.append("| " + " | ".join(cells) + " |")
     for p in doc.get("published", []):
         lines.append(f"\n{p['tool']} ({p['source']}): {p['stage']} at {p['N']:,} x {p['T']:,} "
                      f"in {p['seconds']:.0f} s on {p['hardware']}.")
