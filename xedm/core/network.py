@@ -27,6 +27,7 @@ from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
 from .embed import take_times, windows_finite
+from .skill import unit_rows
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
 
@@ -120,13 +121,6 @@ class Tables:
         return self.estimates(X, [lib], targets, [lag])[0, :, 0]
 
 
-def _unit_rows(M):
-    """Rows centred and scaled to unit norm (a constant row becomes 0)."""
-    M = M - M.mean(axis=-1, keepdims=True)
-    norm = np.sqrt(np.einsum("...i,...i->...", M, M))[..., None]
-    return M / np.where(norm > 0, norm, 1.0)
-
-
 def partial_corr_p(r, n: int, m):
     """One-sided p-value of partial correlations ``r`` of n points given m regressors
     (Student t with n - 2 - m degrees of freedom): is it above 0?  NaN where r is NaN or
@@ -178,9 +172,9 @@ def conditional_tests(X, tables: Tables, candidate, lag, pool=None):
             js = drivers[lag[i, drivers] == L]
             shifted = np.array([L + s for s in SHIFTS], np.int64)
             # centred unit rows: estimates (libs, js, shifts, n), values (cond, shifts, n)
-            est = _unit_rows(tables.estimates(X, libs, js, shifted, cols))
-            vals = _unit_rows(X[cond][:, tt[None, :] + shifted[:, None]])
-            ys = _unit_rows(X[js][:, tt + L])
+            est = unit_rows(tables.estimates(X, libs, js, shifted, cols))
+            vals = unit_rows(X[cond][:, tt[None, :] + shifted[:, None]])
+            ys = unit_rows(X[js][:, tt + L])
             rr, rank = get_kernel("partial_cross_rows", "cpu")(ys, est, vals, cond, js, s0)
             r[i, js] = rr
             m[i, js] = len(cond) - np.isin(js, cond)

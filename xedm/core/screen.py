@@ -28,18 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .skill import unit_rows
+
 #: the share of each series' candidates taken by the cross map's skill (the rest: the
 #: residual screen)
 RHO_SHARE = 0.25
 #: bytes of one block of scores (rows of series x every other series)
 SCORE_BYTES = 2**27
-
-
-def _unit(xp, M):
-    """Rows centred and scaled to unit norm (a constant row becomes 0)."""
-    M = M - M.mean(axis=-1, keepdims=True)
-    norm = xp.sqrt((M * M).sum(axis=-1, keepdims=True))
-    return M / xp.where(norm > 0, norm, 1.0)
 
 
 def residual_scores(xp, Z, e0, t0, max_lag: int, rows) -> np.ndarray:
@@ -59,15 +54,15 @@ def residual_scores(xp, Z, e0, t0, max_lag: int, rows) -> np.ndarray:
         return xp.zeros((len(rows), N))
     at = xp.asarray(tt[None, :] - t0[rows, None])
     R = xp.take_along_axis(e0[xp.asarray(rows)], at, axis=1)
-    R = _unit(xp, xp.where(xp.isfinite(R), -R, 0.0))
+    R = unit_rows(xp.where(xp.isfinite(R), -R, 0.0), xp)
     out = xp.zeros((len(rows), N))
     for lag in range(int(max_lag)):
         F = Z[:, tt - lag]
         F = F - F.mean(axis=1, keepdims=True)
         Q = F * F
-        F = _unit(xp, F)
+        F = unit_rows(F, xp)
         Q = Q - Q.mean(axis=1, keepdims=True)
-        Q = _unit(xp, Q - (Q * F).sum(axis=1, keepdims=True) * F)  # orthogonal to F
+        Q = unit_rows(Q - (Q * F).sum(axis=1, keepdims=True) * F, xp)  # orthogonal to F
         a = R @ F.T
         b = R @ Q.T
         xp.maximum(out, a * a + b * b, out=out)

@@ -7,6 +7,14 @@ import numpy as np
 from ..kernels import get_kernel
 
 
+def unit_rows(M, xp=np):
+    """Rows (last axis) centred and scaled to unit norm on the array module ``xp`` (a
+    constant row becomes 0): their dot products are correlations."""
+    M = M - M.mean(axis=-1, keepdims=True)
+    norm = xp.sqrt((M * M).sum(axis=-1, keepdims=True))
+    return M / xp.where(norm > 0, norm, 1.0)
+
+
 def unit_exponents(a: np.ndarray) -> np.ndarray:
     """Per series (leading axis), the e such that the largest finite |value| times 2^-e lies
     in [0.5, 1) (0 for none; at least -1021): ``np.ldexp(a, -e)`` rescales exactly, so that
