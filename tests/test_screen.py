@@ -191,3 +191,25 @@ def test_large_network_with_the_targets_E_screens_too(monkeypatch):
     assert (np.isfinite(net.gain.values).sum(axis=1) == 4).all()
     off = ~np.eye(10, dtype=bool)
     assert np.isfinite(net.p_value.values[off]).all()
+
+
+@pytest.mark.parametrize("conditioning, E_from, only", [
+    ("predictive", "library", True), ("predictive", "target", False),
+    ("partial", "library", False)])
+def test_work_estimate_counts_the_candidates_only_where_network_does(monkeypatch,
+                                                                      conditioning, E_from,
+                                                                      only):
+    # the surrogates' cross maps are estimated for the candidates only exactly where
+    # network() draws them so (core.network.large_network), never for all-pairs nulls
+    from xedm.core.network import large_network
+    from xedm.core.predictive import SCREEN
+    from xedm.labeled import network as ln
+
+    seen = {}
+    monkeypatch.setattr(ln, "check_surrogate_cost",
+                        lambda *a, libraries=None, **k: seen.update(libraries=libraries))
+    monkeypatch.setattr("xedm.memory.check_work", lambda *a, **k: None)
+    ln._check_cost(500, 300, 29, 5, 5, 4, "cpu", conditioning, E_from)
+    assert large_network(500, conditioning, E_from)[1] is only
+    assert seen["libraries"] == (SCREEN if only else None)
+    assert large_network(129, "predictive", "library") == (False, False)  # 128 others

@@ -271,6 +271,18 @@ def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None,
     return {"undetermined": reason > 0, "undetermined_reason": reason}
 
 
+def large_network(N: int, conditioning: str, E_from: str) -> tuple[bool, bool]:
+    """(screened, candidates_only) of :func:`network` on N series: whether the predictive
+    conditioning tests SCREEN candidates per series (more than MAX_CANDIDATES others), and
+    whether only those pairs, the ones that can become links, are cross-mapped against
+    surrogates (after it; with the library's E, as :func:`xedm.core.pair_null.pair_null`
+    embeds them).  The work policy counts the same."""
+    from .predictive import MAX_CANDIDATES
+
+    screened = conditioning == "predictive" and N - 1 > MAX_CANDIDATES
+    return screened, screened and E_from == "library"
+
+
 def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, min_partial,
             backend, method="exact", conditioning="predictive", max_lag=1,
             progress: Callable = iter) -> dict:
@@ -314,13 +326,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             return library_E_xmap(X, E=E, **kw)
         return _ccm.xmap(X, E=E, **kw)
 
-    from .predictive import MAX_CANDIDATES, SCREEN, predictive_tests
+    from .predictive import SCREEN, predictive_tests
 
-    # a large network: the predictive conditioning tests SCREEN candidates per series, and
-    # only those pairs can become links: their surrogates alone are cross-mapped (after it;
-    # with the library's E, as pair_null embeds them)
-    screened = conditioning == "predictive" and N - 1 > MAX_CANDIDATES
-    large = screened and E_from == "library"
+    screened, large = large_network(N, conditioning, E_from)
     rho_lag = np.empty((N, N, len(lags)))  # every lag written below
     if len(pos):  # first: the surrogates may still be drawn (S a future)
         rho_lag[..., lags > 0] = cross(pos)["rho"]

@@ -265,7 +265,7 @@ def causal_network(
     check_series_exclusion(T, E_top, tau, 0, excl)
     backend = resolve_backend(backend, ["simplex_sweep", "knn_sweep", "knn_single",
                                         "xmap_skill", "conditional_state"], N * T * T)
-    _check_cost(N, T, n_sur, len(lags_arr), max_lag, E_top, backend)
+    _check_cost(N, T, n_sur, len(lags_arr), max_lag, E_top, backend, conditioning, E_from)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
                             knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
     from concurrent.futures import ThreadPoolExecutor
@@ -292,19 +292,23 @@ def causal_network(
 
 
 def _check_cost(N: int, T: int, n_sur: int, n_lags: int, max_lag: int, E_top: int,
-                backend: str) -> None:
+                backend: str, conditioning: str = "predictive",
+                E_from: str = "library") -> None:
     """The work policy (:mod:`xedm.memory`): the surrogates (drawn and cross-mapped at the
     driver lags) and the cross maps with their conditioning rounds, refused up front when
     they cannot fit or take longer than the work limit (estimated: N = 10,000, L = 1,450
     as 5.5 minutes on a GPU, which took 98 s on an H100).  The rounds' factor is measured:
     N = 100, L = 1,000, E_max = 10 took 195 s on a loaded 2-core VM (about 4e10 here)."""
-    from ..core.predictive import MAX_CANDIDATES, SCREEN
+    from ..core.network import large_network
+    from ..core.predictive import SCREEN
     from ..memory import check_work
 
-    # the cross maps: N^2 per lag; the rounds and the surrogates' cross maps: N times the
-    # candidates per series (SCREEN past MAX_CANDIDATES others)
-    cand = SCREEN if N - 1 > MAX_CANDIDATES else N
-    check_surrogate_cost(N, T, n_sur, n_lags, False, backend, libraries=cand)
+    # the cross maps: N^2 per lag; the rounds N times the candidates per series, and in a
+    # large network (core.network.large_network) the surrogates' cross maps too
+    screened, only = large_network(N, conditioning, E_from)
+    cand = SCREEN if screened else N
+    check_surrogate_cost(N, T, n_sur, n_lags, False, backend,
+                         libraries=SCREEN if only else None)
     check_work(float(N) * T * (N * n_lags + cand * max_lag) * (E_top + 1) * 40,
                f"causal_network of {N} series of {T} time points (E up to {E_top}, "
                f"{n_lags} lags, max_lag={max_lag})",
@@ -383,8 +387,8 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
                               "screen)"),
             fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs (over "
                         "the candidate drivers when each series has 32 of more than 128 "
-                        "others: no surrogate null elsewhere, p_value NaN); gain_q: over "
-                        "the selected pairs"),
+                        "others and E_from='library': no surrogate null elsewhere, p_value "
+                        "NaN); gain_q: over the selected pairs"),
             rule=RULE_PREDICTIVE)
     else:
         cond = dict(
