@@ -107,6 +107,7 @@ METHODS: tuple[Method, ...] = (
            lazy_cases=(("pool_replicates", {"replicate_dim": "series", "E": 3}),)),
     Method("causal_network", "xedm.labeled.network", view="network"),
     Method("to_networkx", "xedm.labeled.network"),
+    Method("to_dense", "xedm.labeled.network_result"),
     Method("surrogates", "xedm.labeled.surrogates", section="significance",
            lazy_cases=(("surrogates", {"method": "ebisuzaki", "n": 3, "seed": 0}),
                        ("surrogates_shuffle", {"method": "shuffle", "n": 2, "seed": 5}))),

@@ -27,6 +27,7 @@ from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
 from .embed import take_times, windows_finite
+from .pairs import all_pairs, gather, of_transpose, pool_pairs, transposed
 from .skill import unit_rows
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
@@ -205,11 +206,12 @@ def lag_summary(rho, lags):
     return best, at
 
 
-def synchrony(best, significant):
+def synchrony(best, significant, tpos):
     """Pairs significant both ways whose skill peaks at Tp > 0 both ways (Ye et al. 2015:
-    synchrony or strong common forcing, not a driver's signature)."""
+    synchrony or strong common forcing, not a driver's signature); (N, m) on a pair table,
+    ``tpos`` its :func:`xedm.core.pairs.transposed`."""
     late = (best > 0) & significant
-    return late & late.T
+    return late & of_transpose(late, tpos, False)
 
 
 #: the fewest effective prediction points (points / (1 + decorrelation time)) per coordinate
@@ -239,36 +241,42 @@ def effective_points(X, E, max_lag=1) -> np.ndarray:
     return points / (1.0 + dec)
 
 
-def undecided(X, E, link, unoriented, *, max_lag=1, gain_hi=None, exact=None,
-              n_drivers=None) -> dict:
-    """The pairs the data cannot decide, among those not linked: ``undetermined`` (N, N)
-    bool and ``undetermined_reason`` (N, N) int8 (0: decided; :data:`REASONS`): a constant
-    series at either end; either series with fewer than MIN_POINTS_PER_DIM effective points
-    (:func:`effective_points`) per coordinate of the library's model (E + 1 + its
-    ``n_drivers`` selected drivers: its value, own lags, drivers and the candidate); a
-    synchronous pair whose direction cannot be told
-    (``unoriented``); a pair whose gain's upper confidence bound ``gain_hi`` reaches
-    MIN_GAIN (the test could not rule out a gain that counts; pairs without a test, NaN,
-    are decided by the screen); the drivers of a series its own past predicts exactly
-    (``exact`` (N,) bool, the library's row)."""
+def series_flags(X, E, *, max_lag=1, n_drivers=None, exact=None) -> dict:
+    """The per-series facts the undetermined rules read (:func:`pair_reasons`):
+    ``constant`` (N,) bool, ``effective_points`` (N,) (:func:`effective_points`),
+    ``points_needed`` (N,): MIN_POINTS_PER_DIM per coordinate of the series' model as a
+    library (E + 1 + its ``n_drivers`` selected drivers: its value, own lags, drivers and
+    the candidate), ``exact`` (N,) bool: its own past predicts it exactly."""
     X = np.asarray(X, np.float64)
     N = len(X)
     E = np.asarray(E, np.int64)
-    const = np.ptp(X, axis=1) == 0
-    few = effective_points(X, E, max_lag)
-    # the library's model: its value and own lags (E), its selected drivers, the candidate
     dims = E + 1 + (0 if n_drivers is None else np.asarray(n_drivers, np.int64))
-    need = MIN_POINTS_PER_DIM * dims
-    reason = np.zeros((N, N), np.int8)
+    return {"constant": np.ptp(X, axis=1) == 0,
+            "effective_points": effective_points(X, E, max_lag),
+            "points_needed": (MIN_POINTS_PER_DIM * dims).astype(np.float64),
+            "exact": np.zeros(N, bool) if exact is None else np.asarray(exact, bool)}
+
+
+def pair_reasons(flags, pairs, link, unoriented, gain_hi=None) -> np.ndarray:
+    """(N, m) int8: why each pair of the table ``pairs`` (:mod:`xedm.core.pairs`) is
+    undetermined (0: decided; :data:`REASONS`), among those not linked: a constant series
+    at either end (1); either series with fewer effective points than the library's model
+    needs (2); a synchronous pair whose direction cannot be told (``unoriented``, 3); a pair
+    whose gain's upper confidence bound ``gain_hi`` reaches MIN_GAIN (the test could not
+    rule out a gain that counts; pairs without a test, NaN, are decided by the screen, 4);
+    the drivers of a series its own past predicts exactly (5).  Precedence: 3, 1, 2, 5, 4."""
+    from .pairs import outside_reasons
+
+    N = len(pairs)
+    rows = np.broadcast_to(np.arange(N)[:, None], pairs.shape)
+    cols = np.maximum(pairs, 0)
+    reason = outside_reasons(flags, rows.ravel(), cols.ravel()).reshape(pairs.shape)
     if gain_hi is not None:
-        reason[np.nan_to_num(np.asarray(gain_hi, np.float64), nan=-1.0) >= MIN_GAIN] = 4
-    if exact is not None:
-        reason[np.asarray(exact, bool)] = 5
-    reason[(few[:, None] < need[:, None]) | (few[None, :] < need[:, None])] = 2
-    reason[const[:, None] | const[None, :]] = 1
+        counts = np.nan_to_num(np.asarray(gain_hi, np.float64), nan=-1.0) >= MIN_GAIN
+        reason[(reason == 0) & counts] = 4
     reason[np.asarray(unoriented, bool)] = 3
-    reason[np.asarray(link, bool) | np.eye(N, dtype=bool)] = 0
-    return {"undetermined": reason > 0, "undetermined_reason": reason}
+    reason[np.asarray(link, bool) | (pairs == rows) | (pairs < 0)] = 0
+    return reason
 
 
 def large_network(N: int, conditioning: str, E_from: str) -> tuple[bool, bool]:
@@ -307,6 +315,12 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
        on i's other screened drivers (p <= alpha before BH, best_Tp <= 0); its q:
        Benjamini-Hochberg over the candidates; link: candidate, partial q <= alpha and
        partial r >= ``min_partial``.
+
+    Returns a dict on a pair table (:mod:`xedm.core.pairs`): ``pairs`` (N, m), every pair
+    (m = N) or, in a large network (:func:`large_network`), each series' candidates; the
+    per-pair statistics (N, m) aligned with it (``rho_lag`` (N, m, lags)); per series ``E``,
+    ``n_drivers`` (predictive) and ``flags`` (:func:`series_flags`: the rules of the pairs
+    not in the table); and ``rho_lag_all`` (N, N, lags), the cross maps of every pair.
     """
     from ..stats.significance import bh_qvalues, surrogate_p_values
 
@@ -343,8 +357,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         return np.take_along_axis(a, pick, -1)[..., 0]
 
     rho = at_pick(rho_lag)
-    off = ~np.eye(N, dtype=bool)
-    family, tests = off, None
+    tests, pairs = None, all_pairs(N)
     if conditioning == "predictive":
         # candidate drivers: every other series (a screen on the cross map's p_value drops
         # weak true drivers, whose indirect proxies are then selected in their place); in a
@@ -354,53 +367,65 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         tests = predictive_tests(X, E, excl=excl, backend=backend,
                                  screen=SCREEN if screened else None,
                                  rho=rho, max_lag=max_lag, progress=progress, info=info)
-        if large:
+        if large:  # from here on, the pairs of the candidates only (xedm.core.pairs)
             from .pair_null import pair_null
 
-            family = info["pool"]
+            pairs = pool_pairs(info["pool"])
             if hasattr(S, "result"):
                 S = S.result()
             # each pair's null at its driver lag only
-            null = pair_null(X, S, E, family, rho, tau=tau, Tp=neg, knn=knn, excl=excl,
-                             backend=backend, method=method, at=at, progress=progress)
+            null = pair_null(X, S, E, info["pool"], gather(rho, pairs),
+                             tau=tau, Tp=neg, knn=knn, excl=excl, backend=backend,
+                             method=method, at=gather(at, pairs, 0), table=True,
+                             progress=progress)
+    valid = pairs >= 0
+    off = valid & (pairs != np.arange(N)[:, None])
+    rho_p, best_p, at_p = gather(rho, pairs), gather(best, pairs), gather(at, pairs, 0)
     if large:
-        p_at = surrogate_p_values(rho, *(null[k] for k in
-                                         ("count_ge", "n_null", "z_mean", "z_sd")), p_method)
+        p_at = surrogate_p_values(rho_p, *(null[k] for k in
+                                           ("count_ge", "n_null", "z_mean", "z_sd")),
+                                  p_method)
     else:
         p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
                                     ("rho", "count_ge", "n_null", "z_mean", "z_sd")),
                                   p_method)
     p = np.minimum(p_at * len(neg), 1.0)
-    if large:  # outside the candidates no null was drawn
-        p = np.where(family, p, np.nan)
-    q = bh_qvalues(p, family)
-    significant = family & (q <= alpha)
-    candidate = significant & (best <= 0)
-    driver_lag = lags[at]
-    sync = synchrony(best, significant)
-    out = {"rho": rho, "p_value": p, "q_value": q, "rho_lag": rho_lag, "best_Tp": best,
-           "driver_Tp": driver_lag, "E": E, "candidate": candidate, "synchrony": sync}
+    p = np.where(valid, p, np.nan)
+    q = bh_qvalues(p, off)
+    significant = off & (q <= alpha)
+    candidate = significant & (best_p <= 0)
+    tpos = transposed(pairs)
+    sync = synchrony(best_p, significant, tpos)
+    out = {"pairs": pairs, "rho": rho_p, "p_value": p, "q_value": q,
+           "rho_lag": gather(rho_lag, pairs), "rho_lag_all": rho_lag, "best_Tp": best_p,
+           "driver_Tp": gather(lags[at], pairs, 0), "E": E, "candidate": candidate,
+           "synchrony": sync}
     if tests is not None:
         gp, gain, chosen, n_drivers, dl, ghi, exact = tests
+        gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
+        chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
         gq = bh_qvalues(gp, chosen)
         passed = chosen & (gq <= alpha) & (gain > 0)
         # a synchronous pair keeps the direction the predictive test gives it; passed both
         # ways, it cannot be oriented
-        unoriented = sync & passed & passed.T
+        unoriented = sync & passed & of_transpose(passed, tpos, False)
         out.update(gain=gain, gain_hi=ghi, gain_p=np.where(off, gp, np.nan), gain_q=gq,
-                   selected=chosen,
+                   selected=chosen, n_drivers=n_drivers,
                    n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
                    link=passed & ~unoriented)
-        out.update(undecided(X, E, out["link"], unoriented, max_lag=max_lag, gain_hi=ghi,
-                             exact=exact, n_drivers=n_drivers))
+        flags = series_flags(X, E, max_lag=max_lag, n_drivers=n_drivers, exact=exact)
+        reason = pair_reasons(flags, pairs, out["link"], unoriented, ghi)
+        out.update(flags=flags, undetermined_reason=reason, undetermined=reason > 0)
         return out
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
                     method=method)
-    screened = off & (p <= alpha) & (best <= 0)  # the conditioning pool: a looser screen
-    pr, pp, n_cond = conditional_tests(X, tables, candidate, driver_lag, pool=screened)
+    screened = off & (p <= alpha) & (best_p <= 0)  # the conditioning pool: a looser screen
+    pr, pp, n_cond = conditional_tests(X, tables, candidate, lags[at], pool=screened)
     pq = bh_qvalues(pp, candidate)
     out.update(partial_rho=pr, partial_p=pp, partial_q=pq, n_conditions=n_cond,
                link=candidate & (pq <= alpha) & (pr >= min_partial))
-    out.update(undecided(X, E, out["link"], np.zeros_like(sync)))
+    flags = series_flags(X, E, max_lag=max_lag)
+    reason = pair_reasons(flags, pairs, out["link"], np.zeros_like(sync))
+    out.update(flags=flags, undetermined_reason=reason, undetermined=reason > 0)
     return out

@@ -18,11 +18,12 @@ import numpy as np
 from ..kernels import get_kernel
 from ..kernels.stats.null import null_rows
 from . import ccm as _ccm
+from .pairs import pool_pairs
 from .skill import unit_exponents
 
 
 def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="exact",
-              at=None, progress: Callable = iter) -> dict:
+              at=None, table=False, progress: Callable = iter) -> dict:
     """The surrogate null of the pairs (library i, target j) with ``pool[i, j]`` at every
     horizon of ``Tp``, i embedded with its own E[i].
 
@@ -31,23 +32,27 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
     pairs' own horizons with ``at``).  Returns
     ``count_ge``, ``n_null`` (int64), ``z_mean``, ``z_sd`` (N, N, nTp) as
     :func:`xedm.core.ccm.xmap`'s (NaN, and 0 for the counts, outside the pool); with
-    ``at`` (N, N) int, each pair's at its horizon ``Tp[at[i, j]]`` only, (N, N)."""
+    ``at`` (N, N) int, each pair's at its horizon ``Tp[at[i, j]]`` only, (N, N).  With
+    ``table=True``, ``rho_obs`` and ``at`` and the outputs are (N, m), aligned with the
+    pair table of the pool (:func:`xedm.core.pairs.pool_pairs`): no (N, N) array."""
     X = np.asarray(X, np.float64)
     N, T = X.shape
     E = np.asarray(E, np.int64)
     pool = np.asarray(pool, bool)
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     n_sur = S.shape[1]
-    shape = (N, N) if at is not None else (N, N, len(Tps))
+    # each library's candidates, padded with its first (the padding's results are dropped)
+    pairs = pool_pairs(pool)
+    m = pairs.shape[1]
+    width = m if table else N
+    shape = (N, width) if at is not None else (N, width, len(Tps))
     out = {"count_ge": np.zeros(shape, np.int64), "n_null": np.zeros(shape, np.int64),
            "z_mean": np.full(shape, np.nan), "z_sd": np.full(shape, np.nan)}
-    m = int(pool.sum(axis=1).max(initial=0))
     if m == 0 or n_sur == 0:
         return out
-    # each library's candidates, padded with its first (the padding's results are dropped)
-    order = np.argsort(~pool, axis=1, kind="stable")[:, :m]
-    has = np.take_along_axis(pool, order, axis=1)
-    cand = np.where(has, order, order[:, :1])
+    has = pairs >= 0
+    cand = np.where(has, pairs, np.maximum(pairs[:, :1], 0))
+    slot = np.broadcast_to(np.arange(m), (N, m))
     fin = np.ones((N, T), bool)
     t = np.arange(T)
     lib_mask = np.zeros(T, bool)
@@ -75,10 +80,11 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
             cb = cand[lb]
             for ti, tp in enumerate(Tps.tolist()):
                 r = look(idx[0], dist[0], Sc, cb, k, int(tp), pred_t, pred_ok[0])
-                keep = has[lb] if at is None else has[lb] & (at[lb[:, None], cb] == ti)
+                cols_at = slot[lb] if table else cb  # where each pair's values are
+                keep = has[lb] if at is None else has[lb] & (at[lb[:, None], cols_at] == ti)
                 if not keep.any():
                     continue
-                rows, cols = np.broadcast_to(ii[lb], cb.shape)[keep], cb[keep]
+                rows, cols = np.broadcast_to(ii[lb], cb.shape)[keep], cols_at[keep]
                 obs = rho_obs[rows, cols] if at is not None else rho_obs[rows, cols, ti]
                 null = r.reshape(cb.shape + (n_sur,))[keep]
                 ge, nf, _, zm, zs = null_rows(obs, null, ())

@@ -24,6 +24,7 @@ from .checks import (
 )
 from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
+from .network_result import EDGES_FROM, count_reasons, edges_dataset, to_dense
 
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
@@ -98,6 +99,7 @@ def causal_network(
     backend: str | None = None,
     progress: bool | None = None,
     neighbors: str | None = None,
+    result: str = "auto",
 ) -> xr.Dataset:
     """Direct causal network of many series: cross maps, a lag scan, surrogate significance,
     false-discovery control and a conditioning step (predictive by default), in one call.
@@ -251,6 +253,7 @@ def causal_network(
     if max_lag >= T // 4:
         raise ValueError(f"max_lag={max_lag} needs a longer series: at most {max(T // 4 - 1, 1)}"
                          f" for {T} time points (a quarter of the series)")
+    form = _check_result(result, N)
     n_sur = v.check_int("surrogates", surrogates, 1,
                         " (causal_network tests every pair against surrogates: use e.g. 29)")
     sig = check_significance(n_sur, surrogate_method, seed, (), surrogate_options, p_method)
@@ -282,12 +285,18 @@ def causal_network(
                       min_partial=min_partial, backend=backend, method=search,
                       conditioning=conditioning, max_lag=max_lag,
                       progress=progress_bar(progress, "causal_network", N))
-    ds = _dataset(out, labels, sdim, lags_arr, E_from, sig, search, conditioning, dict(
+    attrs = _attrs(sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
         min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend,
         max_lag=max_lag))
-    _warn_undetermined(out["undetermined_reason"],
-                       [labels[i] for i in np.flatnonzero(x.max(axis=1) == x.min(axis=1))])
+    rho_all = out.pop("rho_lag_all")
+    ds = edges_dataset(out, labels, lags_arr, conditioning).assign_attrs(attrs)
+    del out
+    constant = [labels[i] for i in np.flatnonzero(ds.constant.values)]
+    _warn_undetermined(count_reasons(ds), N, constant)
+    if form == "dense":
+        return to_dense(ds, rho_all)
+    ds.attrs["result"] = "edges"
     return ds
 
 
@@ -315,17 +324,27 @@ def _check_cost(N: int, T: int, n_sur: int, n_lags: int, max_lag: int, E_top: in
                "use fewer series, a shorter series, a smaller E_max or max_lag", backend=backend)
 
 
-def _warn_undetermined(reason, constant=()) -> None:
-    """One warning for a run with undetermined pairs: how many, and why (naming the constant
+def _check_result(result, N: int) -> str:
+    """``result`` of causal_network: "dense", "edges", or "auto" (edges past EDGES_FROM
+    series)."""
+    if result not in ("auto", "dense", "edges"):
+        raise ValueError(f"result={result!r} must be 'auto' (the default: an edge list past "
+                         f"{EDGES_FROM} series), 'edges' or 'dense'")
+    if result == "auto":
+        return "edges" if N > EDGES_FROM else "dense"
+    return result
+
+
+def _warn_undetermined(counts, N: int, constant=()) -> None:
+    """One warning for a run with undetermined pairs: how many (``counts`` per reason code,
+    :func:`xedm.labeled.network_result.count_reasons`), and why (naming the constant
     series)."""
     from ..core.network import REASONS
 
-    n = int((reason > 0).sum())
+    n = int(counts[1:].sum())
     if not n:
         return
-    N = len(reason)
-    why = "; ".join(f"{int((reason == k).sum())} {text}" for k, text in REASONS.items()
-                    if (reason == k).any())
+    why = "; ".join(f"{int(counts[k])} {text}" for k, text in REASONS.items() if counts[k])
     import warnings
 
     if len(constant):
@@ -335,38 +354,12 @@ def _warn_undetermined(reason, constant=()) -> None:
                   "result's 'decision' and 'undetermined_reason'", UserWarning, stacklevel=3)
 
 
-def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) -> xr.Dataset:
-    pair = ("library", "target")
-    Es = out["E"]
-    E_pair = np.repeat(Es[:, None], len(Es), 1) if E_from == "library" else np.repeat(
-        Es[None, :], len(Es), 0)
-    stats = (["gain", "gain_hi", "gain_p", "gain_q", "selected", "lag"]
-             if conditioning == "predictive"
-             else ["partial_rho", "partial_p", "partial_q"])
-    names = ["rho", "p_value", "q_value", "driver_Tp", "best_Tp", "candidate", *stats,
-             "n_conditions", "synchrony", "link", "undetermined"]
-    ds = xr.Dataset({k: (pair, out[k]) for k in names})
-    from ..core.network import REASONS
-
-    reason = out["undetermined_reason"]
-    ds["decision"] = (pair, np.where(out["link"], "link", np.where(reason > 0, "undetermined",
-                                                                   "no link")))
-    # a code per pair, its text in the attrs (as strings the reasons took 60 % of the
-    # result: 26 GiB at N = 10,000)
-    ds["undetermined_reason"] = (pair, np.asarray(reason, np.int8))
-    ds["undetermined_reason"].attrs.update(
-        flag_values=np.arange(len(REASONS) + 1, dtype=np.int8),
-        flag_meanings=" ".join(["decided", *(t.split(":")[0].replace(",", "").replace(" ", "_")
-                                             for t in REASONS.values())]),
-        description="0 where decided; else " + "; ".join(f"{k}: {t}"
-                                                         for k, t in REASONS.items()))
-    ds["E"] = (pair, E_pair)
-    ds["rho_lag"] = (("library", "target", "Tp"), out["rho_lag"])
-    ds = ds.assign_coords(library=labels, target=labels, Tp=lags)
+def _attrs(sdim, lags, E_from, sig, search, conditioning, attrs) -> dict:
+    """The attrs of a causal_network result: every choice, the rule and its family."""
+    out = dict(attrs)
     from .cross import significance_attrs
 
-    ds.attrs.update(attrs)
-    ds.attrs.update(significance_attrs(sig))
+    out.update(significance_attrs(sig))
     if conditioning == "predictive":
         from ..core.predictive import DEFAULTS
 
@@ -403,11 +396,11 @@ def _dataset(out, labels, sdim, lags, E_from, sig, search, conditioning, attrs) 
             fdr_family=("q_value: Benjamini-Hochberg over the off-diagonal pairs; partial_q: "
                         "over the candidates"),
             rule=RULE)
-    ds.attrs.update(
+    out.update(
         E_from=E_from, lags=lags.tolist(), **neighbor_attrs(search, False), series_dim=sdim,
         **cond, meaning="link(library=i, target=j) True: j drives i directly",
         xedm_function="causal_network")
-    return ds
+    return out
 
 
 def to_networkx(data: xr.Dataset):
@@ -440,7 +433,8 @@ def to_networkx(data: xr.Dataset):
     """
     if not isinstance(data, xr.Dataset) or "link" not in data or "rho" not in data:
         raise TypeError("to_networkx takes the Dataset of xedm.causal_network (with link and "
-                        f"rho over (library, target)), got {type(data).__name__}")
+                        f"rho over (library, target), or an edge list), got "
+                        f"{type(data).__name__}")
     try:
         import networkx as nx
     except ImportError:  # pragma: no cover - depends on the environment
@@ -451,18 +445,32 @@ def to_networkx(data: xr.Dataset):
     def plain(x):
         return x.item() if isinstance(x, np.generic) else x
 
-    libs = [plain(x) for x in data.library.values]
-    tgts = [plain(x) for x in data.target.values]
-    g.add_nodes_from(dict.fromkeys(libs + tgts))
     extra = [k for k in ("gain", "gain_q", "partial_rho", "partial_q") if k in data]
-    d = {k: np.asarray(data[k].values) for k in ("link", "rho", "p_value", "q_value",
-                                                  "driver_Tp", "E", *extra)}
+    if "edge" in data.dims:  # an edge list: its links, every series a node
+        g.add_nodes_from(plain(x) for x in data.series.values)
+        links = data.isel(edge=np.flatnonzero(data.link.values))
+        Es = np.asarray(data.E.values)
+        at = (links.library_index.values if data.attrs.get("E_from", "library") == "library"
+              else links.target_index.values)
+        rows = {"E": Es[at]}
+        keys = ("library", "target")
+    else:
+        libs = [plain(x) for x in data.library.values]
+        g.add_nodes_from(dict.fromkeys(libs + [plain(x) for x in data.target.values]))
+        i, j = np.nonzero(np.asarray(data.link.values))
+        links = data.isel(library=xr.DataArray(i, dims="edge"),
+                          target=xr.DataArray(j, dims="edge"))
+        rows = {"E": np.asarray(links.E.values)}
+        keys = ("library", "target")
+    for k in ("rho", "p_value", "q_value", "driver_Tp", *extra):
+        rows[k] = np.asarray(links[k].values)
     # the delay of the predictive test (steps) where the result has one, else -driver_Tp
-    delay = (np.asarray(data["lag"].values) if "lag" in data
-             else -np.asarray(d["driver_Tp"]))
-    for i, j in zip(*np.nonzero(d["link"]), strict=True):
-        g.add_edge(tgts[j], libs[i], rho=float(d["rho"][i, j]), p=float(d["p_value"][i, j]),
-                   q=float(d["q_value"][i, j]), lag=int(delay[i, j]),
-                   Tp=int(d["driver_Tp"][i, j]), E=int(d["E"][i, j]),
-                   **{k: float(d[k][i, j]) for k in extra})
+    rows["delay"] = (np.asarray(links["lag"].values) if "lag" in links
+                     else -np.asarray(rows["driver_Tp"]))
+    lib, tgt = (links[k].values for k in keys)
+    for n in range(len(rows["rho"])):
+        g.add_edge(plain(tgt[n]), plain(lib[n]), rho=float(rows["rho"][n]),
+                   p=float(rows["p_value"][n]), q=float(rows["q_value"][n]),
+                   lag=int(rows["delay"][n]), Tp=int(rows["driver_Tp"][n]),
+                   E=int(rows["E"][n]), **{k: float(rows[k][n]) for k in extra})
     return g

@@ -88,7 +88,7 @@ def made_by(obj: xr.Dataset | xr.DataArray) -> str:
         return name
     names = set(obj.data_vars) if isinstance(obj, xr.Dataset) else {obj.name}
     dims = set(obj.dims)
-    if "link" in names and {"library", "target"} <= dims:
+    if "link" in names and ({"library", "target"} <= dims or "edge" in dims):
         return "causal_network"
     if isinstance(obj, xr.DataArray) and obj.ndim == 2 and obj.dtype == bool:
         return "recurrence_plot"

@@ -14,6 +14,9 @@ import xarray as xr
 from ._base import finish, label, legend_below, new_axes, num, renderer
 from .style import OKABE_ITO, active_width, min_font
 
+#: the most series an edge-list result is drawn with (as matrices of N^2 pairs)
+MAX_DRAWN = 2000
+
 _UNDETERMINED = "0.55"  # grey of the undetermined pairs (graph and matrix)
 _GAP = 0.6  # slots left empty between two groups of the circle
 
@@ -196,6 +199,15 @@ def network(
     if not isinstance(ds, xr.Dataset) or "link" not in ds:
         raise TypeError("network() draws the Dataset of xedm.causal_network (with link over "
                         f"(library, target)), got {type(ds).__name__}")
+    if "edge" in ds.dims:  # an edge list (result="edges"): its matrices, when drawable
+        if ds.sizes.get("series", 0) > MAX_DRAWN:
+            raise ValueError(f"network() draws up to {MAX_DRAWN} series; this edge list has "
+                             f"{ds.sizes.get('series')}: select the links to draw "
+                             "(ds.where(ds.link, drop=True)) or export them with "
+                             "ds.edm.to_networkx()")
+        from ..labeled.network_result import to_dense
+
+        ds = to_dense(ds)
     if kind == "matrix":
         from .heatmap import causal_map
 
