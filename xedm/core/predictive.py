@@ -227,7 +227,7 @@ def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=ALPHA_KEEP,
                      max_drivers=8, excl=0,
                      pool=None, screen=None, rho=None, max_candidates=MAX_CANDIDATES,
-                     max_lag=1, info=None,
+                     max_lag=1, info=None, rows=None,
                      backend="cpu",
                      neighborhood=NEIGHBORHOOD, alternatives=ALTERNATIVES,
                      progress: Callable = iter):
@@ -242,6 +242,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     chosen after its own model by :func:`xedm.core.screen.candidates` (what they explain
     of its residual, and the cross map's skill ``rho`` (N, N) when given);
     ``info``: a dict that receives ``pool``, the candidates after the screen (N, N) bool;
+    ``rows`` (N,) bool: the series whose drivers are selected (default every series; the
+    others' outputs are those of a series without candidates);
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
     whose best delay has the smallest p);
     ``max_lag``: each driver j is a candidate at the delays k = 1..max_lag (its value
@@ -300,7 +302,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         return (np.asarray(js, np.int64)[:, None] * T + delays).ravel()
 
     # every series' own model first: its errors e0
-    active = [i for i in range(N) if n[i] > 0]
+    active = [i for i in (range(N) if rows is None else np.flatnonzero(rows).tolist())
+              if n[i] > 0]
     tested = list(active)
     for part in _parts(active, lambda i: 1, per_batch):
         b = _Batch(extra)
@@ -313,12 +316,12 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     if info is not None:
         info["pool"] = allowed
     live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
-        allowed[i]))]) for i in range(N)}
+        allowed[i]))]) for i in active}
     # a series its own value predicts to rounding (a periodic orbit, a fixed point): no
     # driver can reduce an error that is not there, and any test would rank rounding noise
     e0 = st.e0.get() if hasattr(st.e0, "get") else np.asarray(st.e0)
     exact = np.zeros(N, bool)
-    for i in range(N):
+    for i in active:
         e = np.abs(e0[i, :n[i]])
         e = e[np.isfinite(e)]
         # (no finite error at all: every fit singular, the points repeat exactly)
@@ -433,7 +436,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
             sub = predictive_tests(X, E, weight=opts[k][3], theta=opts[k][2],
                                    alpha_drop=alpha_drop,
                                    alpha_keep=alpha_keep, max_drivers=max_drivers, excl=excl,
-                                   pool=allowed & w[:, None], max_candidates=max_candidates,
+                                   pool=allowed & w[:, None], rows=w,
+                                   max_candidates=max_candidates,
                                    max_lag=max_lag, backend=backend,
                                    neighborhood=opts[k][:2], alternatives=())
             for a, b in zip((p, gain, selected, None, lag, hi, exact), sub, strict=True):
