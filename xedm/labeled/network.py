@@ -194,10 +194,20 @@ def causal_network(
         The longest delay, in steps, at which a driver is tested by the predictive
         conditioning (default 5: delays 1..5); less than a quarter of the series.
     backend, progress, neighbors : as in :func:`xedm.xmap`.
+    result : {"auto", "dense", "edges"}
+        The form of the result: ``"dense"`` the (library, target) matrices below;
+        ``"edges"`` an edge list of the pairs tested (each series' candidates in a large
+        network, every ordered pair otherwise) along a dim ``edge`` (coords ``library``,
+        ``target``, ``library_index``, ``target_index``) with the same variables, plus per
+        ``series``: ``E``, ``n_drivers`` and the facts of the per-series rules that decide
+        the pairs not listed (``constant``, ``effective_points``, ``points_needed``,
+        ``exact``: such a pair is "no link" unless they make it "undetermined");
+        ``"auto"`` (default) edges past 1,000 series (a dense result of N = 10,000 takes
+        about 19 GB, its edge list 0.05 GB).  :func:`xedm.to_dense` expands an edge list.
 
     Returns
     -------
-    Dataset over (library, target): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
+    Dataset over (library, target) (an edge list with ``result="edges"``): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
     ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, the conditional
     statistics (``gain``, ``gain_p``, ``gain_q``, ``selected``, ``lag``; or
     ``partial_rho``, ``partial_p``, ``partial_q``), ``n_conditions``, ``synchrony``
