@@ -97,6 +97,7 @@ QUICK = {
                         "test_replicates::test_ccm_pools_replicates"],
     "causal_network": ["test_network::test_causal_network_matches_naive"],
     "to_networkx": ["test_network::test_to_networkx_edges_are_the_links"],
+    "to_dense": ["test_network_edges::test_edges_equal_the_dense_result_in_a_small_network"],
     "surrogates": ["test_significance::test_shuffle_and_block_keep_values_and_gaps",
                    "test_iaaft::test_labeled_attrs_nan_and_max_iter",
                    "test_nonlinearity::test_matches_naive"],

@@ -10,9 +10,6 @@ import xarray as xr
 import xedm
 from xedm.core import pairs as P
 
-pytestmark = pytest.mark.quick
-
-
 def _flags(rng, N):
     return {"constant": rng.random(N) < 0.15, "effective_points": rng.integers(0, 60, N) * 1.0,
             "points_needed": rng.integers(20, 60, N) * 1.0, "exact": rng.random(N) < 0.2}
@@ -36,6 +33,7 @@ def _random_table(rng, N, m):
     return pool, P.pool_pairs(pool)
 
 
+@pytest.mark.quick
 def test_pair_tables_against_loops():
     rng = np.random.default_rng(0)
     for N, m in ((1, 1), (7, 3), (15, 15), (30, 5)):
@@ -88,6 +86,7 @@ def _same_matrices(a, b, names, mask=None):
             assert (x == y).all(), k
 
 
+@pytest.mark.quick
 def test_edges_equal_the_dense_result_in_a_small_network():
     X = xedm.datasets.sparse_network(10, 300, seed=4).x
     dense = _net(X, result="dense")
@@ -107,6 +106,7 @@ def test_edges_equal_the_dense_result_in_a_small_network():
     assert (edges.decision.values == dense.decision.values[li, ti]).all()
 
 
+@pytest.mark.quick
 def test_edges_of_a_large_network_hold_the_candidates_and_rule_the_rest(monkeypatch):
     # past MAX_CANDIDATES others each series lists its SCREEN candidates; the pairs it does
     # not list follow the per-series rules (here a constant series: undetermined)
@@ -138,6 +138,7 @@ def test_edges_of_a_large_network_hold_the_candidates_and_rule_the_rest(monkeypa
     assert n == int(dense.undetermined.values.sum())
 
 
+@pytest.mark.quick
 def test_edges_to_networkx_and_plot():
     pytest.importorskip("networkx")
     import matplotlib
@@ -155,6 +156,7 @@ def test_edges_to_networkx_and_plot():
     assert ax.get_title() == dense.edm.plot().get_title()
 
 
+@pytest.mark.quick
 def test_result_is_checked_and_auto_picks_edges_for_large_networks():
     from xedm.labeled.network import _check_result
     from xedm.labeled.network_result import EDGES_FROM

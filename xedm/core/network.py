@@ -380,7 +380,7 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
                              progress=progress)
     valid = pairs >= 0
     off = valid & (pairs != np.arange(N)[:, None])
-    rho_p, best_p, at_p = gather(rho, pairs), gather(best, pairs), gather(at, pairs, 0)
+    rho_p, best_p = gather(rho, pairs), gather(best, pairs)
     if large:
         p_at = surrogate_p_values(rho_p, *(null[k] for k in
                                            ("count_ge", "n_null", "z_mean", "z_sd")),

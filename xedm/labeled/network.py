@@ -207,8 +207,9 @@ def causal_network(
 
     Returns
     -------
-    Dataset over (library, target) (an edge list with ``result="edges"``): ``rho``, ``p_value``, ``q_value``, ``driver_Tp``,
-    ``best_Tp``, ``E`` (the E that embedded the pair), ``candidate``, the conditional
+    Dataset over (library, target) (an edge list with ``result="edges"``): ``rho``,
+    ``p_value``, ``q_value``, ``driver_Tp``, ``best_Tp``, ``E`` (the E that embedded the
+    pair), ``candidate``, the conditional
     statistics (``gain``, ``gain_p``, ``gain_q``, ``selected``, ``lag``; or
     ``partial_rho``, ``partial_p``, ``partial_q``), ``n_conditions``, ``synchrony``
     (significant both ways with the skill peaking at Tp > 0 both ways: synchrony or strong

@@ -121,7 +121,7 @@ def decide(ds, library, target) -> np.ndarray:
     return out
 
 
-def to_dense(ds: xr.Dataset, rho_lag=None, E_from: str | None = None) -> xr.Dataset:
+def to_dense(data: xr.Dataset, rho_lag=None, E_from: str | None = None) -> xr.Dataset:
     """The (library, target) matrices of an edge-list result of :func:`xedm.causal_network`
     (N^2 entries per variable: for networks that fit in memory).
 
@@ -139,29 +139,29 @@ def to_dense(ds: xr.Dataset, rho_lag=None, E_from: str | None = None) -> xr.Data
     >>> bool(dense.link.sel(library="y", target="x"))
     True
     """
-    if not isinstance(ds, xr.Dataset) or "edge" not in ds.dims or "series" not in ds.dims:
+    if not isinstance(data, xr.Dataset) or "edge" not in data.dims or "series" not in data.dims:
         raise TypeError("to_dense takes the edge-list Dataset of xedm.causal_network(..., "
-                        f"result='edges'), got {type(ds).__name__}"
-                        + (" (this one is dense already)" if isinstance(ds, xr.Dataset)
-                           and "library" in ds.dims else ""))
+                        f"result='edges'), got {type(data).__name__}"
+                        + (" (this one is dense already)" if isinstance(data, xr.Dataset)
+                           and "library" in data.dims else ""))
     from ..core.network import lag_summary
     from ..core.pairs import outside_reasons
 
-    N = ds.sizes["series"]
-    labels = ds.series.values
-    li, ti = ds.library_index.values, ds.target_index.values
-    lags = ds.Tp.values
-    E_from = ds.attrs.get("E_from", "library") if E_from is None else E_from
+    N = data.sizes["series"]
+    labels = data.series.values
+    li, ti = data.library_index.values, data.target_index.values
+    lags = data.Tp.values
+    E_from = data.attrs.get("E_from", "library") if E_from is None else E_from
     pair = ("library", "target")
-    cond = "predictive" if "gain" in ds else "partial"
+    cond = "predictive" if "gain" in data else "partial"
     out = xr.Dataset()
     for k in names(cond):
-        a = np.asarray(ds[k].values)
+        a = np.asarray(data[k].values)
         full = np.full((N, N), FILL[k], a.dtype)
         full[li, ti] = a
         out[k] = (pair, full)
-    if "n_drivers" in ds:  # a pair not tested: every selected driver of the library
-        nd = np.asarray(ds.n_drivers.values)
+    if "n_drivers" in data:  # a pair not tested: every selected driver of the library
+        nd = np.asarray(data.n_drivers.values)
         tested = np.zeros((N, N), bool)
         tested[li, ti] = True
         out["n_conditions"] = (pair, np.where(tested, out["n_conditions"].values,
@@ -174,19 +174,19 @@ def to_dense(ds: xr.Dataset, rho_lag=None, E_from: str | None = None) -> xr.Data
         out["best_Tp"] = (pair, best)
         out["driver_Tp"] = (pair, np.asarray(lags)[at])
     else:
-        rl[li, ti] = ds.rho_lag.values
+        rl[li, ti] = data.rho_lag.values
     rows, cols = np.divmod(np.arange(N * N), N)
-    reason = outside_reasons(_flags(ds), rows, cols).reshape(N, N)
-    reason[li, ti] = ds.undetermined_reason.values
+    reason = outside_reasons(_flags(data), rows, cols).reshape(N, N)
+    reason[li, ti] = data.undetermined_reason.values
     out["undetermined"] = (pair, reason > 0)
     out["decision"] = (pair, decision_of(out["link"].values, reason))
     out["undetermined_reason"] = (pair, reason.astype(np.int8))
     out["undetermined_reason"].attrs.update(reason_attrs())
-    Es = np.asarray(ds.E.values, np.int64)
+    Es = np.asarray(data.E.values, np.int64)
     out["E"] = (pair, np.repeat(Es[:, None], N, 1) if E_from == "library"
                 else np.repeat(Es[None, :], N, 0))
     out["rho_lag"] = (("library", "target", "Tp"), rl)
     out = out.assign_coords(library=labels, target=labels, Tp=lags)
-    out.attrs.update({k: v for k, v in ds.attrs.items() if k != "result"})
+    out.attrs.update({k: v for k, v in data.attrs.items() if k != "result"})
     out.attrs["result"] = "dense"
     return out
