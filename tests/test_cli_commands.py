@@ -4,6 +4,7 @@ surrogates' parameters of ``xedm xmap`` (tiny data: each call is a fraction of a
 from __future__ import annotations
 
 import argparse
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,8 @@ def run(args, capsys):
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("command", ["simplex", "smap", "embed-dimension", "ccm", "xmap", "rqa"])
+@pytest.mark.parametrize("command", ["simplex", "smap", "embed-dimension", "ccm", "xmap", "network",
+                                     "rqa"])
 def test_help_has_examples(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
@@ -43,7 +45,8 @@ def test_help_has_examples(command, capsys):
 def test_top_level_help_lists_every_command(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("demo", "simplex", "smap", "embed-dimension", "ccm", "xmap", "rqa"):
+    for command in ("demo", "simplex", "smap", "embed-dimension", "ccm", "xmap", "network",
+                    "rqa"):
         assert command in out
 
 
@@ -142,3 +145,31 @@ def test_argument_types():
     assert int_range_list("5,7") == [5, 7]
     with pytest.raises(argparse.ArgumentTypeError):
         int_range_list("x")
+
+
+@pytest.mark.parametrize("form", ["dense", "edges"])
+def test_network_of_a_csv_equals_the_function(tmp_path, capsys, form):
+    ds = xedm.datasets.sparse_network(6, 300, seed=2)
+    df = pd.DataFrame(ds.x.values.T, columns=[f"s{i}" for i in range(6)])
+    df.insert(0, "time", np.arange(300))
+    path = tmp_path / "six.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "net.nc"
+    code, stdout, err = run(["network", path, "--series-dim", "series", "--seed", "3",
+                             "--surrogates", "9", "--max-lag", "2", "--result", form,
+                             "--out", out, "-q"], capsys)
+    assert code == 0, err
+    got = xr.open_dataset(out).load()
+    da = xr.DataArray(ds.x.values, dims=("series", "time"),
+                      coords={"series": [f"s{i}" for i in range(6)], "time": np.arange(300)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = xedm.causal_network(da, seed=3, surrogates=9, max_lag=2, result=form,
+                                   progress=False)
+    for k in ("link", "rho", "q_value", "gain", "undetermined_reason"):
+        np.testing.assert_array_equal(np.asarray(got[k].values), np.asarray(want[k].values))
+    assert (got.decision.values == want.decision.values).all()
+    assert f"{int(want.link.values.sum())} links" in stdout and f"({form})" in stdout
+    # an existing output is refused without --overwrite
+    code, _, err = run(["network", path, "--series-dim", "series", "--out", out, "-q"], capsys)
+    assert code != 0 and "--overwrite" in err

@@ -10,6 +10,7 @@ import xarray as xr
 import xedm
 from xedm.core import pairs as P
 
+
 def _flags(rng, N):
     return {"constant": rng.random(N) < 0.15, "effective_points": rng.integers(0, 60, N) * 1.0,
             "points_needed": rng.integers(20, 60, N) * 1.0, "exact": rng.random(N) < 0.2}

@@ -33,7 +33,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from . import ccm, demo, edm, rqa, warmup, xmap
+from . import ccm, demo, edm, network, rqa, warmup, xmap
 from ._common import CLIError, one_line
 from ._outputs import check_apart, check_output
 
@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"xedm {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (demo, edm, ccm, xmap, rqa, warmup):
+    for command in (demo, edm, ccm, xmap, network, rqa, warmup):
         command.add_parser(sub)
     return p
 
