@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import xedm
+from xedm.core.pairs import pool_pairs, to_bool
 from xedm.core.predictive import predictive_tests, standardize
 from xedm.core.screen import candidates, residual_scores
 
@@ -59,7 +60,7 @@ def test_candidates_keep_m_by_score_and_a_share_by_rho():
     rng = np.random.default_rng(3)
     rho = rng.uniform(-1, 1, (N, N))
     rho[0, 7] = np.nan
-    got = candidates(np, Z, e0, t0, 1, allowed, m, rho)
+    got = to_bool(candidates(np, Z, e0, t0, 1, pool_pairs(allowed), m, rho), N)
     sc = residual_scores(np, Z, e0, t0, 1, np.arange(N))
     assert not (got & ~allowed).any()
     np.testing.assert_array_equal(got[5], allowed[5])
@@ -69,7 +70,7 @@ def test_candidates_keep_m_by_score_and_a_share_by_rho():
                         key=lambda j: (-rho[i, j], j))[:1]  # round(0.25 * 4)
         rest = sorted((j for j in others if j not in by_rho), key=lambda j: (-sc[i, j], j))
         assert set(np.flatnonzero(got[i])) == set(by_rho + rest[:m - 1])
-    only = candidates(np, Z, e0, t0, 1, allowed, m)  # without rho: the scores alone
+    only = to_bool(candidates(np, Z, e0, t0, 1, pool_pairs(allowed), m), N)  # scores alone
     for i in set(range(N)) - {5}:
         want = sorted((j for j in range(N) if allowed[i, j]), key=lambda j: (-sc[i, j], j))
         assert set(np.flatnonzero(only[i])) == set(want[:m])

@@ -27,7 +27,7 @@ from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
 from .embed import take_times, windows_finite
-from .pairs import all_pairs, gather, of_transpose, pool_pairs, transposed
+from .pairs import all_pairs, gather, of_transpose, transposed
 from .skill import unit_rows
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
@@ -365,16 +365,16 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         # of the series' own-model residual, a quarter by the cross map's skill)
         info: dict = {}
         tests = predictive_tests(X, E, excl=excl, backend=backend,
-                                 screen=SCREEN if screened else None,
-                                 rho=rho, max_lag=max_lag, progress=progress, info=info)
+                                 screen=SCREEN if screened else None, rho=rho,
+                                 max_lag=max_lag, progress=progress, info=info, tables=large)
         if large:  # from here on, the pairs of the candidates only (xedm.core.pairs)
             from .pair_null import pair_null
 
-            pairs = pool_pairs(info["pool"])
+            pairs = info["pairs"]
             if hasattr(S, "result"):
                 S = S.result()
             # each pair's null at its driver lag only
-            null = pair_null(X, S, E, info["pool"], gather(rho, pairs),
+            null = pair_null(X, S, E, pairs, gather(rho, pairs),
                              tau=tau, Tp=neg, knn=knn, excl=excl, backend=backend,
                              method=method, at=gather(at, pairs, 0), table=True,
                              progress=progress)
@@ -402,8 +402,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
            "synchrony": sync}
     if tests is not None:
         gp, gain, chosen, n_drivers, dl, ghi, exact = tests
-        gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
-        chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
+        if not large:  # (N, N): the table of every pair
+            gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
+            chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
         gq = bh_qvalues(gp, chosen)
         passed = chosen & (gq <= alpha) & (gain > 0)
         # a synchronous pair keeps the direction the predictive test gives it; passed both

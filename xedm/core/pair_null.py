@@ -32,17 +32,18 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
     pairs' own horizons with ``at``).  Returns
     ``count_ge``, ``n_null`` (int64), ``z_mean``, ``z_sd`` (N, N, nTp) as
     :func:`xedm.core.ccm.xmap`'s (NaN, and 0 for the counts, outside the pool); with
-    ``at`` (N, N) int, each pair's at its horizon ``Tp[at[i, j]]`` only, (N, N).  With
+    ``at`` (N, N) int, each pair's at its horizon ``Tp[at[i, j]]`` only, (N, N).  ``pool``
+    may be a pair table (N, m) int instead of (N, N) bool.  With
     ``table=True``, ``rho_obs`` and ``at`` and the outputs are (N, m), aligned with the
     pair table of the pool (:func:`xedm.core.pairs.pool_pairs`): no (N, N) array."""
     X = np.asarray(X, np.float64)
     N, T = X.shape
     E = np.asarray(E, np.int64)
-    pool = np.asarray(pool, bool)
+    pool = np.asarray(pool)
     Tps = np.atleast_1d(np.asarray(Tp, np.int64))
     n_sur = S.shape[1]
     # each library's candidates, padded with its first (the padding's results are dropped)
-    pairs = pool_pairs(pool)
+    pairs = pool_pairs(pool) if pool.dtype == bool else pool.astype(np.int64)
     m = pairs.shape[1]
     width = m if table else N
     shape = (N, width) if at is not None else (N, width, len(Tps))

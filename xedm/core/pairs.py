@@ -116,3 +116,34 @@ def count_outside(flags, pairs) -> np.ndarray:
     off = rows != cols
     counts -= np.bincount(outside_reasons(flags, rows[off], cols[off]), minlength=6)[:6]
     return counts
+
+
+class Table:
+    """A pair table with the flat position of any of its pairs: ``slot(rows, cols)`` into an
+    (N, m) array aligned with it (a sorted-key search; the identity's arithmetic for the
+    table of every pair).  Only pairs the table holds may be looked up."""
+
+    def __init__(self, pairs):
+        self.pairs = np.asarray(pairs, np.int64)
+        N, m = self.pairs.shape
+        self.N = N
+        self.shape = (N, m)
+        self.every = m == N and bool((self.pairs == np.arange(N)).all())
+        rows = np.arange(N, dtype=np.int64)[:, None]
+        self._keys = (rows * (N + 1) + np.where(self.pairs >= 0, self.pairs, N)).ravel()
+
+    def slot(self, rows, cols) -> np.ndarray:
+        rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+        if self.every:
+            return rows * self.N + cols
+        return np.searchsorted(self._keys, rows * (self.N + 1) + cols)
+
+    def others(self, i: int) -> np.ndarray:
+        """The targets of row i, i itself left out."""
+        r = self.pairs[i]
+        return r[(r >= 0) & (r != i)]
+
+
+def to_bool(pairs, N: int) -> np.ndarray:
+    """(N, N) bool: True at the table's pairs."""
+    return scatter(np.ones(np.shape(pairs), bool), np.asarray(pairs), N, False)

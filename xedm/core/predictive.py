@@ -36,6 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..kernels import get_kernel
+from .pairs import Table, all_pairs, pool_pairs, scatter
 
 #: backward elimination: a selected driver whose retest p exceeds this leaves.  Loose, so
 #: that the Benjamini-Hochberg step over the selected pairs still has a family to control
@@ -212,22 +213,24 @@ ALTERNATIVES = ((30, 100, 1.0, 0.1), (80, 100, 3.0, 0.1), (80, 100, 3.0, 1.0))
 MAX_E = 64
 
 
-def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T):
+def _record(p, gain, hi, lag, rows, codes, pc, gc, hc, T, table):
     """Per pair (rows[m], driver codes[m] // T): the p, gain, gain_hi and lag (k = l + 1
-    steps) of its best lag among ``codes`` (the smallest p, ties to the shorter lag)."""
+    steps) of its best lag among ``codes`` (the smallest p, ties to the shorter lag), into
+    the (N, m) arrays of the pair ``table`` (:class:`xedm.core.pairs.Table`)."""
     j, l = np.divmod(np.asarray(codes, np.int64), T)
-    key = np.asarray(rows, np.int64) * p.shape[1] + j
+    key = np.asarray(rows, np.int64) * table.N + j
     order = np.lexsort((l, pc, key))
     ko = key[order]
     o = order[np.r_[True, ko[1:] != ko[:-1]]] if len(order) else order
-    r, c = np.asarray(rows)[o], j[o]
-    p[r, c], gain[r, c], hi[r, c], lag[r, c] = pc[o], gc[o], hc[o], l[o] + 1
+    s = table.slot(np.asarray(rows)[o], j[o])
+    for a, v in ((p, pc[o]), (gain, gc[o]), (hi, hc[o]), (lag, l[o] + 1)):
+        a.reshape(-1)[s] = v
 
 
 def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=ALPHA_KEEP,
                      max_drivers=8, excl=0,
                      pool=None, screen=None, rho=None, max_candidates=MAX_CANDIDATES,
-                     max_lag=1, info=None, rows=None,
+                     max_lag=1, info=None, rows=None, pairs=None, tables=False,
                      backend="cpu",
                      neighborhood=NEIGHBORHOOD, alternatives=ALTERNATIVES,
                      progress: Callable = iter):
@@ -241,7 +244,11 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     ``screen``: None, or the number of candidates a series with more in its pool keeps,
     chosen after its own model by :func:`xedm.core.screen.candidates` (what they explain
     of its residual, and the cross map's skill ``rho`` (N, N) when given);
-    ``info``: a dict that receives ``pool``, the candidates after the screen (N, N) bool;
+    ``info``: a dict that receives ``pairs``, the candidates after the screen as a pair
+    table (N, m) (:mod:`xedm.core.pairs`);
+    ``pairs``: the candidates as a pair table instead of ``pool``;
+    ``tables``: return the per-pair outputs (N, m), aligned with ``info["pairs"]``, instead
+    of (N, N) (a large network: no (N, N) array);
     ``rows`` (N,) bool: the series whose drivers are selected (default every series; the
     others' outputs are those of a series without candidates);
     ``max_candidates``: drivers kept in play after each round, each with its delays (those
@@ -285,13 +292,12 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     t0 = np.maximum(np.maximum(E - 1, 0), max_lag - 1)
     n = np.maximum(T - 1 - t0, 0)
     ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
-    p = np.ones((N, N))
-    gain = np.full((N, N), np.nan)
-    hi = np.full((N, N), np.nan)
-    lag = np.zeros((N, N), np.int64)
-    selected = np.zeros((N, N), bool)
-    allowed = ~np.eye(N, dtype=bool) if pool is None else np.asarray(pool, bool) & ~np.eye(
-        N, dtype=bool)
+    if pairs is not None:
+        table = np.asarray(pairs, np.int64)
+    elif pool is None:
+        table = all_pairs(N)
+    else:
+        table = pool_pairs(np.asarray(pool, bool) & ~np.eye(N, dtype=bool))
     extra, width = (int(v) for v in neighborhood)
     st = get_kernel("conditional_state", backend)(Z, t0, n, ex, width)
     per_batch = max(BATCH_BYTES.get(backend, 2**28) // (8 * st.nmax), 1)
@@ -309,14 +315,21 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         b = _Batch(extra)
         rows = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), rows)
-    if screen is not None and (allowed.sum(axis=1) > screen).any():  # a large network
+    n_allowed = ((table >= 0) & (table != np.arange(N)[:, None])).sum(axis=1)
+    if screen is not None and (n_allowed > screen).any():  # a large network
         from .screen import candidates
 
-        allowed = candidates(st.xp, st.Z, st.e0, t0, max_lag, allowed, int(screen), rho)
+        table = candidates(st.xp, st.Z, st.e0, t0, max_lag, table, int(screen), rho)
+    tab = Table(table)
     if info is not None:
-        info["pool"] = allowed
-    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(np.flatnonzero(
-        allowed[i]))]) for i in active}
+        info["pairs"] = table
+    p = np.ones(tab.shape)
+    gain = np.full(tab.shape, np.nan)
+    hi = np.full(tab.shape, np.nan)
+    lag = np.zeros(tab.shape, np.int64)
+    selected = np.zeros(tab.shape, bool)
+    live = {i: np.concatenate([-np.arange(2, int(E[i]) + 1), codes_of(tab.others(i))])
+            for i in active}
     # a series its own value predicts to rounding (a periodic orbit, a fixed point): no
     # driver can reduce an error that is not there, and any test would rank rounding noise
     e0 = st.e0.get() if hasattr(st.e0, "get") else np.asarray(st.e0)
@@ -342,7 +355,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
             ser = sp[seg]
             pc, gc, hc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
             drv = codes >= 0
-            _record(p, gain, hi, lag, ser[drv], codes[drv], pc[drv], gc[drv], hc[drv], T)
+            _record(p, gain, hi, lag, ser[drv], codes[drv], pc[drv], gc[drv], hc[drv], T,
+                    tab)
             keep = pc <= alpha_drop
             pm = np.where(keep, pc, np.inf)
             low = np.minimum.reduceat(pm, st0)
@@ -390,7 +404,7 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         nxt = []
         for part in _parts(todo, lambda i: 2 * int(n_drv[i]), per_batch):
             ii, cc, pc, A, rb = _retest(st, part, terms, mask, extra, weight, theta, n, p,
-                                        gain, hi, lag, T)
+                                        gain, hi, lag, T, tab)
             worst = np.full(N, -1.0)
             np.maximum.at(worst, ii, pc)
             for i in part:
@@ -408,21 +422,22 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     chosen[:] = -1
     for i in range(N):
         chosen[i, :len(terms[i])] = terms[i]
-        selected[i, [c // T for c in terms[i] if c >= 0]] = True
+        js = [c // T for c in terms[i] if c >= 0]
+        selected.reshape(-1)[tab.slot(np.full(len(js), i), js)] = True
     # every other driver of the pool added to the final model (e0: its errors), at each delay
     final = {}
     for i in tested:
-        js = np.flatnonzero(allowed[i] & ~selected[i] & (lag[i] > 0))
-        final[i] = codes_of(js)
+        row = tab.pairs[i]
+        final[i] = codes_of(row[(row >= 0) & (row != i) & ~selected[i] & (lag[i] > 0)])
     for nt in sorted({len(terms[i]) for i in tested}):
         group = [i for i in tested if len(terms[i]) == nt and len(final[i])]
         for part in _parts(group, lambda i: len(final[i]), per_batch):
             A, codes, seg, _ = _round(st, part, final, chosen, mask, nt, extra, weight, theta)
             ser = np.asarray(part, np.int64)[seg]
             pc, gc, hc = _p_gain(*st.stats(A, np.arange(len(seg)), st.e0, ser, n[ser]))
-            _record(p, gain, hi, lag, ser, codes, pc, gc, hc, T)
+            _record(p, gain, hi, lag, ser, codes, pc, gc, hc, T, tab)
             # the bound: the largest over the delays (no delay may carry a gain that counts)
-            np.fmax.at(hi, (ser, codes // T), hc)
+            np.fmax.at(hi.reshape(-1), tab.slot(ser, codes // T), hc)
     opts = [(extra, width, theta, weight),
             *((int(a), int(b), float(c), float(d)) for a, b, c, d in alternatives)]
     if len(opts) > 1 and tested:
@@ -436,14 +451,19 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
             sub = predictive_tests(X, E, weight=opts[k][3], theta=opts[k][2],
                                    alpha_drop=alpha_drop,
                                    alpha_keep=alpha_keep, max_drivers=max_drivers, excl=excl,
-                                   pool=allowed & w[:, None], rows=w,
+                                   pairs=table, rows=w, tables=True,
                                    max_candidates=max_candidates,
                                    max_lag=max_lag, backend=backend,
                                    neighborhood=opts[k][:2], alternatives=())
             for a, b in zip((p, gain, selected, None, lag, hi, exact), sub, strict=True):
                 if a is not None:
                     a[w] = b[w]
-    return p, gain, selected, selected.sum(axis=1), lag, hi, exact
+    n_drivers = selected.sum(axis=1)
+    if not tables:  # (N, N), 1 / NaN / 0 / False off the table
+        p, gain, selected, lag, hi = (scatter(a, table, N, f) for a, f in (
+            (p, 1.0), (gain, np.nan), (selected, False), (lag, 0), (hi, np.nan)))
+        np.fill_diagonal(p, 1.0)
+    return p, gain, selected, n_drivers, lag, hi, exact
 
 
 def _final_mae(Z, t0, n, ex, tested, terms, mask, opts, backend) -> np.ndarray:
@@ -462,7 +482,7 @@ def _final_mae(Z, t0, n, ex, tested, terms, mask, opts, backend) -> np.ndarray:
     return out
 
 
-def _retest(st, part, terms, mask, extra, weight, theta, n, p, gain, hi, lag, T):
+def _retest(st, part, terms, mask, extra, weight, theta, n, p, gain, hi, lag, T, tab):
     """Each selected driver of the series ``part`` retested given the other terms of its
     series (one launch); its p, gain, gain_hi and lag recorded.  Returns the series and code
     of each test, its p, the errors and the rows of the models without the driver."""
@@ -482,8 +502,9 @@ def _retest(st, part, terms, mask, extra, weight, theta, n, p, gain, hi, lag, T)
     ii, cc, ra, rb = (np.array(v, np.int64) for v in zip(*pairs, strict=True))
     jj, ll = np.divmod(cc, T)
     pc, gc, hc = _p_gain(*st.stats(A, ra, A, rb, n[ii]))
-    p[ii, jj], gain[ii, jj], hi[ii, jj] = pc, gc, hc
-    lag[ii, jj] = ll + 1
+    s = tab.slot(ii, jj)
+    for a, v in ((p, pc), (gain, gc), (hi, hc), (lag, ll + 1)):
+        a.reshape(-1)[s] = v
     return ii, cc, pc, A, rb
 
 

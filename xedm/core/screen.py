@@ -83,25 +83,36 @@ def _top(key, m: int) -> np.ndarray:
 
 
 def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None) -> np.ndarray:
-    """(N, N) bool: the ``m`` candidate drivers of each series among ``allowed`` (N, N) bool
-    (module docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N),
-    when given (NaN lowest), and the others of highest :func:`residual_scores` (ties to the
-    lower index).  Rows with at most m allowed keep them all."""
-    allowed = np.asarray(allowed, bool)
+    """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each
+    series among those of the table ``allowed`` (N, m0), the series itself left out (module
+    docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N), when given
+    (NaN lowest), and the others of highest :func:`residual_scores` (ties to the lower
+    index).  Rows with at most m allowed keep them all.  Built block by block of rows: no
+    (N, N) array."""
+    from .pairs import pool_pairs
+
+    allowed = np.asarray(allowed, np.int64)
     N = len(allowed)
-    out = allowed.copy()
-    big = np.flatnonzero(allowed.sum(axis=1) > m)
-    if not len(big):
-        return out
     n_rho = int(round(RHO_SHARE * m)) if rho is not None else 0
     per = max(SCORE_BYTES // (8 * max(N, 1)), 1)
-    for s in range(0, len(big), per):
-        rows = big[s:s + per]
-        sc = residual_scores(xp, Z, e0, t0, max_lag, rows)
-        sc = np.asarray(sc.get() if hasattr(sc, "get") else sc)
-        key = np.where(allowed[rows], sc, -np.inf)
-        if n_rho:
-            r = np.where(allowed[rows] & np.isfinite(rho[rows]), rho[rows], -np.inf)
-            key[_top(r, n_rho) & (r > -np.inf)] = np.inf
-        out[rows] = _top(key, m) & allowed[rows]
+    out = np.full((N, m), -1, np.int64)
+    for s in range(0, N, per):
+        rows = np.arange(s, min(s + per, N))
+        ok = np.zeros((len(rows), N), bool)  # the block's allowed pairs
+        r_idx = np.broadcast_to(np.arange(len(rows))[:, None], allowed[rows].shape)
+        valid = allowed[rows] >= 0
+        ok[r_idx[valid], allowed[rows][valid]] = True
+        ok[np.arange(len(rows)), rows] = False
+        big = ok.sum(axis=1) > m
+        if big.any():
+            b = np.flatnonzero(big)
+            sc = residual_scores(xp, Z, e0, t0, max_lag, rows[b])
+            sc = np.asarray(sc.get() if hasattr(sc, "get") else sc)
+            key = np.where(ok[b], sc, -np.inf)
+            if n_rho:
+                r = np.where(ok[b] & np.isfinite(rho[rows[b]]), rho[rows[b]], -np.inf)
+                key[_top(r, n_rho) & (r > -np.inf)] = np.inf
+            ok[b] = _top(key, m) & ok[b]
+        t = pool_pairs(ok)
+        out[rows, :t.shape[1]] = t[:, :m]
     return out
