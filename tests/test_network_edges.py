@@ -112,6 +112,7 @@ def test_edges_of_a_large_network_hold_the_candidates_and_rule_the_rest(monkeypa
     # past MAX_CANDIDATES others each series lists its SCREEN candidates; the pairs it does
     # not list follow the per-series rules (here a constant series: undetermined)
     import xedm.core.predictive as pr
+    import xedm.core.screen as screen
 
     ds = xedm.datasets.sparse_network(12, 300, seed=1)
     x = ds.x.values.copy()
@@ -119,8 +120,12 @@ def test_edges_of_a_large_network_hold_the_candidates_and_rule_the_rest(monkeypa
     X = xr.DataArray(x, dims=("series", "time"))
     monkeypatch.setattr(pr, "MAX_CANDIDATES", 4)
     monkeypatch.setattr(pr, "SCREEN", 4)
+    monkeypatch.setattr(screen, "SCORE_BYTES", 8 * 12 * 5)  # blocks of 5 rows
     dense = _net(X, result="dense")
-    edges = _net(X, result="edges")
+    edges = _net(X, result="edges")  # its cross maps block by block in the screen
+    li, ti = edges.library_index.values, edges.target_index.values
+    for k in ("rho", "best_Tp", "driver_Tp", "rho_lag", "p_value", "gain"):
+        np.testing.assert_array_equal(edges[k].values, dense[k].values[li, ti], err_msg=k)
     per = np.bincount(edges.library_index.values, minlength=12)
     assert per.max() <= 4 and edges.sizes["edge"] <= 12 * 4
     back = xedm.to_dense(edges)

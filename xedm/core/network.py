@@ -34,36 +34,89 @@ D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
 
 
 def library_E_xmap(X, *, E, tau, Tp, knn, excl, backend, S=None, quantiles=(),
-                   keep_null=False, method="exact", progress: Callable = iter) -> dict:
+                   keep_null=False, method="exact", progress: Callable = iter, rows=None,
+                   cache=None) -> dict:
     """:func:`xedm.core.ccm.xmap` with the pair (library i, target j) embedding i with the
     **library's** E[i] (CCM theory, pyEDM's CCM): one call per distinct E, its libraries
     against every target.  Same outputs (``E`` is the given E).
 
     Every call gives all targets one E, so the targets' columns (with their surrogates'; on
     the device with ``backend="gpu"``) are built once and shared by the calls (xmap's
-    ``cache``), then freed."""
+    ``cache``), then freed; a caller's ``cache`` (a dict) is kept for its next call.
+    ``rows``: the libraries (default every series), the outputs' first axis."""
     X = np.asarray(X, np.float64)
     N = X.shape[0]
     E = np.asarray(E, np.int64)
+    rows = np.arange(N) if rows is None else np.asarray(rows, np.int64)
     out: dict = {}
-    cache: dict = {}
+    own = cache is None
+    cache = {} if own else cache
     try:
-        for e in np.unique(E).tolist():
-            libs = np.flatnonzero(E == e)
-            r = _ccm.xmap(np.ascontiguousarray(X[libs]), E=np.full(N, e, np.int64), tau=tau,
-                          Tp=Tp, knn=knn, excl=excl, backend=backend, S=S,
+        for e in np.unique(E[rows]).tolist():
+            at = np.flatnonzero(E[rows] == e)
+            r = _ccm.xmap(np.ascontiguousarray(X[rows[at]]), E=np.full(N, e, np.int64),
+                          tau=tau, Tp=Tp, knn=knn, excl=excl, backend=backend, S=S,
                           quantiles=quantiles, keep_null=keep_null, method=method, Y=X,
                           progress=progress, cache=cache)
             for key, val in r.items():
                 if key == "E":
                     continue
                 if key not in out:
-                    out[key] = np.empty((N,) + val.shape[1:], val.dtype)
-                out[key][libs] = val
+                    out[key] = np.empty((len(rows),) + val.shape[1:], val.dtype)
+                out[key][at] = val
     finally:
-        cache.clear()  # the columns (device memory on the GPU) freed
+        if own:
+            cache.clear()  # the columns (device memory on the GPU) freed
     out["E"] = E.copy()
     return out
+
+
+class CrossRows:
+    """The cross maps of a large network's libraries, block by block of rows, for the screen
+    (:func:`xedm.core.screen.candidates`): ``rows_rho(rows)`` the skill at each pair's
+    driver lag (len(rows), N), and ``keep(rows, table)`` keeps, of those rows, only the
+    pairs of the table: ``rho_lag`` (N, m, lags), ``best`` and ``at`` (N, m) (as
+    :func:`lag_summary`'s).  With ``full`` (N, N, lags) given (every pair's maps, for a
+    dense result) it slices that; else it computes each block
+    (:func:`library_E_xmap`, the library's E): no (N, N) array."""
+
+    def __init__(self, X, E, lags, *, full=None, **kw):
+        self.X, self.E, self.lags, self.full, self.kw = X, E, np.asarray(lags), full, kw
+        N = len(X)
+        self.rho_lag = self.best = self.at = None
+        self._block = None
+        self._cache: dict = {}
+        self.N = N
+
+    def rows_rho(self, rows) -> np.ndarray:
+        rows = np.asarray(rows, np.int64)
+        if self.full is not None:
+            rl = self.full[rows]
+        else:
+            rl = library_E_xmap(self.X, E=self.E, Tp=self.lags, rows=rows, cache=self._cache,
+                                **self.kw)["rho"]
+        best, at = lag_summary(rl, self.lags)
+        self._block = (rows, rl, best, at)
+        return np.take_along_axis(rl, at[..., None], -1)[..., 0]
+
+    def keep(self, rows, table) -> None:
+        rows = np.asarray(rows, np.int64)
+        if self._block is None or not np.array_equal(self._block[0], rows):
+            self.rows_rho(rows)
+        _, rl, best, at = self._block
+        m = table.shape[1]
+        if self.rho_lag is None or self.rho_lag.shape[1] < m:
+            self.rho_lag = np.full((self.N, m, len(self.lags)), np.nan)
+            self.best = np.full((self.N, m), np.nan)
+            self.at = np.zeros((self.N, m), np.int64)
+        self.rho_lag[rows, :m] = gather(rl, table)
+        self.best[rows, :m] = gather(best, table)
+        self.at[rows, :m] = gather(at, table, 0)
+        self._block = None
+
+    def close(self) -> None:
+        self._cache.clear()  # the targets' columns (device memory on the GPU) freed
+        self._block = None
 
 
 class Tables:
@@ -293,7 +346,7 @@ def large_network(N: int, conditioning: str, E_from: str) -> tuple[bool, bool]:
 
 def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, min_partial,
             backend, method="exact", conditioning="predictive", max_lag=1,
-            progress: Callable = iter) -> dict:
+            dense_cross=True, progress: Callable = iter) -> dict:
     """The whole pipeline of :func:`xedm.causal_network` on finite X (N, T).
 
     1. E per series: given, or the best leave-one-out simplex E in 1..E_max
@@ -320,7 +373,9 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     (m = N) or, in a large network (:func:`large_network`), each series' candidates; the
     per-pair statistics (N, m) aligned with it (``rho_lag`` (N, m, lags)); per series ``E``,
     ``n_drivers`` (predictive) and ``flags`` (:func:`series_flags`: the rules of the pairs
-    not in the table); and ``rho_lag_all`` (N, N, lags), the cross maps of every pair.
+    not in the table); and ``rho_lag_all`` (N, N, lags), the cross maps of every pair
+    (None in a large network with ``dense_cross=False``: there each series' cross maps are
+    computed with the screen and kept at its candidates only, :class:`CrossRows`).
     """
     from ..stats.significance import bh_qvalues, surrogate_p_values
 
@@ -343,44 +398,58 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     from .predictive import SCREEN, predictive_tests
 
     screened, large = large_network(N, conditioning, E_from)
-    rho_lag = np.empty((N, N, len(lags)))  # every lag written below
-    if len(pos):  # first: the surrogates may still be drawn (S a future)
-        rho_lag[..., lags > 0] = cross(pos)["rho"]
-    if not large and hasattr(S, "result"):
-        S = S.result()
-    r_neg = cross(neg, None if large else S)
-    rho_lag[..., lags <= 0] = r_neg["rho"]
-    best, at = lag_summary(rho_lag, lags)
-    pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
-
-    def at_pick(a):
-        return np.take_along_axis(a, pick, -1)[..., 0]
-
-    rho = at_pick(rho_lag)
+    rho_lag = None
+    if not large or dense_cross:  # every pair's cross maps, kept (a dense result)
+        rho_lag = np.empty((N, N, len(lags)))  # every lag written below
+        if len(pos):  # first: the surrogates may still be drawn (S a future)
+            rho_lag[..., lags > 0] = cross(pos)["rho"]
+        if not large and hasattr(S, "result"):
+            S = S.result()
+        r_neg = cross(neg, None if large else S)
+        rho_lag[..., lags <= 0] = r_neg["rho"]
     tests, pairs = None, all_pairs(N)
-    if conditioning == "predictive":
-        # candidate drivers: every other series (a screen on the cross map's p_value drops
-        # weak true drivers, whose indirect proxies are then selected in their place); in a
-        # large network SCREEN per series (xedm.core.screen: mostly by what they explain
-        # of the series' own-model residual, a quarter by the cross map's skill)
-        info: dict = {}
-        tests = predictive_tests(X, E, excl=excl, backend=backend,
-                                 screen=SCREEN if screened else None, rho=rho,
-                                 max_lag=max_lag, progress=progress, info=info, tables=large)
-        if large:  # from here on, the pairs of the candidates only (xedm.core.pairs)
-            from .pair_null import pair_null
+    if large:
+        # the cross maps block by block inside the screen (CrossRows), kept at each series'
+        # candidates only; the conditioning on those candidates (xedm.core.screen: 24 by
+        # what they explain of the series' own-model residual, 8 by the cross map's skill)
+        from .pair_null import pair_null
 
-            pairs = info["pairs"]
-            if hasattr(S, "result"):
-                S = S.result()
-            # each pair's null at its driver lag only
-            null = pair_null(X, S, E, pairs, gather(rho, pairs),
-                             tau=tau, Tp=neg, knn=knn, excl=excl, backend=backend,
-                             method=method, at=gather(at, pairs, 0), table=True,
-                             progress=progress)
+        src = CrossRows(X, E, lags, full=rho_lag, tau=tau, knn=knn, excl=excl,
+                        backend=backend, method=method)
+        info: dict = {}
+        try:
+            tests = predictive_tests(X, E, excl=excl, backend=backend, screen=SCREEN,
+                                     rho=src, max_lag=max_lag, progress=progress, info=info,
+                                     tables=True)
+        finally:
+            src.close()
+        pairs = info["pairs"]
+        rl_p, best_p, at_p = src.rho_lag[:, :pairs.shape[1]], src.best, src.at
+        rho_p = np.take_along_axis(rl_p, at_p[..., None], -1)[..., 0]
+        if hasattr(S, "result"):
+            S = S.result()
+        # each pair's null at its driver lag only
+        null = pair_null(X, S, E, pairs, rho_p, tau=tau, Tp=neg, knn=knn, excl=excl,
+                         backend=backend, method=method, at=at_p, table=True,
+                         progress=progress)
+    else:
+        best, at = lag_summary(rho_lag, lags)
+        pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
+
+        def at_pick(a):
+            return np.take_along_axis(a, pick, -1)[..., 0]
+
+        rho = at_pick(rho_lag)
+        rl_p, best_p, at_p, rho_p = rho_lag, best, at, rho
+        if conditioning == "predictive":
+            # candidate drivers: every other series (a screen on the cross map's p_value
+            # drops weak true drivers, whose indirect proxies are then selected in their
+            # place); with the target's E past 128 others, SCREEN per series
+            tests = predictive_tests(X, E, excl=excl, backend=backend,
+                                     screen=SCREEN if screened else None, rho=rho,
+                                     max_lag=max_lag, progress=progress)
     valid = pairs >= 0
     off = valid & (pairs != np.arange(N)[:, None])
-    rho_p, best_p = gather(rho, pairs), gather(best, pairs)
     if large:
         p_at = surrogate_p_values(rho_p, *(null[k] for k in
                                            ("count_ge", "n_null", "z_mean", "z_sd")),
@@ -397,8 +466,8 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
     tpos = transposed(pairs)
     sync = synchrony(best_p, significant, tpos)
     out = {"pairs": pairs, "rho": rho_p, "p_value": p, "q_value": q,
-           "rho_lag": gather(rho_lag, pairs), "rho_lag_all": rho_lag, "best_Tp": best_p,
-           "driver_Tp": gather(lags[at], pairs, 0), "E": E, "candidate": candidate,
+           "rho_lag": rl_p, "rho_lag_all": rho_lag, "best_Tp": best_p,
+           "driver_Tp": np.where(valid, lags[at_p], 0), "E": E, "candidate": candidate,
            "synchrony": sync}
     if tests is not None:
         gp, gain, chosen, n_drivers, dl, ghi, exact = tests

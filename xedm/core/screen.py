@@ -86,9 +86,10 @@ def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None) -> np.nda
     """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each
     series among those of the table ``allowed`` (N, m0), the series itself left out (module
     docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N), when given
-    (NaN lowest), and the others of highest :func:`residual_scores` (ties to the lower
-    index).  Rows with at most m allowed keep them all.  Built block by block of rows: no
-    (N, N) array."""
+    (NaN lowest; or a :class:`xedm.core.network.CrossRows`, which computes each block's and
+    keeps its values at the block's candidates), and the others of highest
+    :func:`residual_scores` (ties to the lower index).  Rows with at most m allowed keep
+    them all.  Built block by block of rows: no (N, N) array."""
     from .pairs import pool_pairs
 
     allowed = np.asarray(allowed, np.int64)
@@ -104,15 +105,20 @@ def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None) -> np.nda
         ok[r_idx[valid], allowed[rows][valid]] = True
         ok[np.arange(len(rows)), rows] = False
         big = ok.sum(axis=1) > m
+        streamed = n_rho and not isinstance(rho, np.ndarray)  # a CrossRows: this block's
+        rr = rho.rows_rho(rows) if streamed else None
         if big.any():
             b = np.flatnonzero(big)
             sc = residual_scores(xp, Z, e0, t0, max_lag, rows[b])
             sc = np.asarray(sc.get() if hasattr(sc, "get") else sc)
             key = np.where(ok[b], sc, -np.inf)
             if n_rho:
-                r = np.where(ok[b] & np.isfinite(rho[rows[b]]), rho[rows[b]], -np.inf)
+                rb = rr[b] if streamed else rho[rows[b]]
+                r = np.where(ok[b] & np.isfinite(rb), rb, -np.inf)
                 key[_top(r, n_rho) & (r > -np.inf)] = np.inf
             ok[b] = _top(key, m) & ok[b]
         t = pool_pairs(ok)
         out[rows, :t.shape[1]] = t[:, :m]
+        if streamed:
+            rho.keep(rows, out[rows])
     return out

@@ -295,6 +295,7 @@ def causal_network(
                       excl=excl, S=S, p_method=p_method, alpha=alpha,
                       min_partial=min_partial, backend=backend, method=search,
                       conditioning=conditioning, max_lag=max_lag,
+                      dense_cross=form == "dense",
                       progress=progress_bar(progress, "causal_network", N))
     attrs = _attrs(sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
