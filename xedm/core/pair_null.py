@@ -78,13 +78,24 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
             lb = libs[sl]
             idx, dist, pred_t, pred_ok, _ = _ccm._cross_tables(
                 X, fin, lb, [e], tau, lib_mask, knn, excl, tgt_sets, backend, method)
-            cb = cand[lb]
+            cb0 = cand[lb]
+            at0 = slot[lb] if table else cb0  # where each pair's values are
             for ti, tp in enumerate(Tps.tolist()):
-                r = look(idx[0], dist[0], Sc, cb, k, int(tp), pred_t, pred_ok[0])
-                cols_at = slot[lb] if table else cb  # where each pair's values are
-                keep = has[lb] if at is None else has[lb] & (at[lb[:, None], cols_at] == ti)
-                if not keep.any():
+                cb, cols_at, keep = cb0, at0, has[lb]
+                if at is not None:  # only the pairs whose own horizon this is, packed
+                    keep = keep & (at[lb[:, None], at0] == ti)
+                    w = int(keep.sum(axis=1).max(initial=0))
+                    if w == 0:
+                        continue
+                    order = np.argsort(~keep, axis=1, kind="stable")[:, :w]
+                    keep = np.take_along_axis(keep, order, 1)
+                    cb = np.take_along_axis(cb0, order, 1)
+                    cb = np.where(keep, cb, cb[:, :1])  # padding: dropped below
+                    cols_at = np.take_along_axis(at0, order, 1)
+                elif not keep.any():
                     continue
+                r = look(idx[0], dist[0], Sc, np.ascontiguousarray(cb), k, int(tp), pred_t,
+                         pred_ok[0])
                 rows, cols = np.broadcast_to(ii[lb], cb.shape)[keep], cols_at[keep]
                 obs = rho_obs[rows, cols] if at is not None else rho_obs[rows, cols, ti]
                 null = r.reshape(cb.shape + (n_sur,))[keep]
