@@ -42,6 +42,7 @@ def test_every_accessor_method_with_dask_support_is_covered():
         "recurrence_plot": "a dense matrix for plots (at most max_states a side), in memory",
         "causal_network": "the conditioning needs every series' tables at once: in memory",
         "to_networkx": "takes a causal_network result (in memory), not data",
+        "to_dense": "takes a causal_network edge list (in memory), not data",
     }
     missing = [m.name for m in api.METHODS
                if m.accessor and not m.lazy_cases and m.name not in untested]
