@@ -411,6 +411,31 @@ def add_input(sp) -> None:
                     "table, every column as one series)")
 
 
+def add_series(sp, legacy_dim: bool = False) -> None:
+    """``--series-dim``, ``--time-dim`` and ``--E`` / ``--E-max`` of the commands on many
+    series (``legacy_dim``: also the hidden old spelling ``--dim``)."""
+    sp.add_argument("--series-dim", dest="series_dim", default=None,
+                    help="dim that indexes the series, e.g. neuron (required)")
+    if legacy_dim:
+        sp.add_argument("--dim", default=None, help=argparse.SUPPRESS)  # the old --series-dim
+    sp.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
+    which_E = sp.add_mutually_exclusive_group()
+    which_E.add_argument("--E", type=int_at_least(1), default=None,
+                         help="embedding dimension (default: chosen per series)")
+    which_E.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
+                         help="largest E when choosing E per series (default 10)")
+
+
+def series_dim_of(dim, da=None) -> str:
+    """``--series-dim``'s value, required, and a dim of the variable ``da`` when given."""
+    if dim is None:
+        raise CLIError("--series-dim is required: the dim that indexes the series, e.g. "
+                       "--series-dim neuron")
+    if da is not None and dim not in da.dims:
+        raise CLIError(f"--series-dim {dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
+    return dim
+
+
 def add_batch(sp, what: str) -> None:
     """The options of a resumable batch job (``--out OUT.zarr``)."""
     sp.add_argument("--scheduler", default=None, metavar="ADDRESS",

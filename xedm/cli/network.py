@@ -9,6 +9,7 @@ from ._common import (
     add_common,
     add_input,
     add_neighbours,
+    add_series,
     add_surrogates,
     call,
     examples,
@@ -17,6 +18,7 @@ from ._common import (
     open_input,
     options,
     public,
+    series_dim_of,
     surrogate_options,
     variable,
 )
@@ -37,14 +39,7 @@ def add_parser(sub) -> None:
                                   "xedm network brain.nc --series-dim neuron --backend gpu "
                                   "--result edges --out edges.nc"))
     add_input(c)
-    c.add_argument("--series-dim", dest="series_dim", default=None,
-                   help="dim that indexes the series, e.g. neuron (required)")
-    c.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
-    which_E = c.add_mutually_exclusive_group()
-    which_E.add_argument("--E", type=int_at_least(1), default=None,
-                         help="embedding dimension (default: chosen per series)")
-    which_E.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
-                         help="largest E when choosing E per series (default 10)")
+    add_series(c)
     c.add_argument("--lags", type=int_list, default=None,
                    help="the cross maps' lags Tp, a comma list with at least one <= 0 "
                    "(default -2,-1,0,1,2)")
@@ -69,9 +64,7 @@ def add_parser(sub) -> None:
 
 def command(args) -> int:
     """``xedm network``: in memory into NetCDF."""
-    if args.series_dim is None:
-        raise CLIError("--series-dim is required: the dim that indexes the series, e.g. "
-                       "--series-dim neuron")
+    series_dim_of(args.series_dim)
     if str(args.out).rstrip("/").endswith(".zarr"):
         raise CLIError("--out: xedm network writes NetCDF (.nc); a .zarr batch job is not "
                        "available for networks yet")
@@ -83,9 +76,7 @@ def command(args) -> int:
             "seed": args.seed, "surrogate_options": surrogate_options(args)}
     with open_input(args.file) as ds:
         da = variable(ds, args.var, series_dim=args.series_dim)
-        if args.series_dim not in da.dims:
-            raise CLIError(f"--series-dim {args.series_dim!r} is not a dim of {da.name!r} "
-                           f"(dims: {da.dims})")
+        series_dim_of(args.series_dim, da)
         with options(args):
             result = call(net, da, user=user, optional={"progress": not args.quiet})
     write_netcdf(result, args.out, args.overwrite)

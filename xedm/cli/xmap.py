@@ -4,7 +4,6 @@ variable, written as NetCDF, or, with ``--out OUT.zarr``, as a resumable batch j
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import warnings
@@ -12,11 +11,11 @@ import warnings
 import numpy as np
 
 from ._common import (
-    CLIError,
     add_batch,
     add_common,
     add_input,
     add_neighbours,
+    add_series,
     add_surrogates,
     call,
     data_path,
@@ -28,6 +27,7 @@ from ._common import (
     public,
     renamed_option,
     run_scheduler,
+    series_dim_of,
     spelling,
     suffix,
     surrogate_options,
@@ -50,15 +50,7 @@ def add_parser(sub) -> None:
                                   "xedm xmap big.zarr --series-dim neuron --out map.zarr "
                                   "--workers 4"))
     add_input(x)
-    x.add_argument("--series-dim", dest="series_dim", default=None,
-                   help="dim that indexes the series, e.g. neuron (required)")
-    x.add_argument("--dim", default=None, help=argparse.SUPPRESS)  # the old --series-dim
-    x.add_argument("--time-dim", dest="time_dim", default=None, help="time dim (default time)")
-    which_E = x.add_mutually_exclusive_group()
-    which_E.add_argument("--E", type=int_at_least(1), default=None,
-                         help="embedding dimension (default: chosen per series)")
-    which_E.add_argument("--E-max", dest="E_max", type=int_at_least(1), default=None,
-                         help="largest E when choosing E per series (default 10)")
+    add_series(x, legacy_dim=True)
     x.add_argument("--tau", type=int_at_least(1), default=None, help="lag (default 1)")
     x.add_argument("--Tp", type=int_list, default=None,
                    help="cross-map horizon: the library at t maps the target at t + Tp "
@@ -86,9 +78,7 @@ def _user(xmap, args) -> dict:
 def command(args) -> int:
     """``xedm xmap``: in memory into NetCDF, or a batch job into Zarr."""
     args.dim = renamed_option(args, "dim", "series_dim")  # the series dim, below
-    if args.dim is None:
-        raise CLIError("--series-dim is required: the dim that indexes the series, e.g. "
-                       "--series-dim neuron")
+    series_dim_of(args.dim)
     if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
         return batch(args)
     xmap = public("xmap")
@@ -97,8 +87,7 @@ def command(args) -> int:
 
 
 def _in_memory(args, xmap, da) -> int:
-    if args.dim not in da.dims:
-        raise CLIError(f"--series-dim {args.dim!r} is not a dim of {da.name!r} (dims: {da.dims})")
+    series_dim_of(args.dim, da)
     with options(args), run_scheduler(args):
         result = call(xmap, da, user={**_user(xmap, args), "E": args.E},
                       optional={"progress": not args.quiet})
