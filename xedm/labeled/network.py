@@ -203,7 +203,7 @@ def causal_network(
         the pairs not listed (``constant``, ``effective_points``, ``points_needed``,
         ``exact``: such a pair is "no link" unless they make it "undetermined");
         ``"auto"`` (default) edges past 1,000 series (a dense result of N = 10,000 takes
-        about 19 GB, its edge list 0.05 GB).  :func:`xedm.to_dense` expands an edge list.
+        about 19 GB, its edge list 0.07 GB).  :func:`xedm.to_dense` expands an edge list.
 
     Returns
     -------
