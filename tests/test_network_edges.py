@@ -137,6 +137,8 @@ def test_edges_of_a_large_network_hold_the_candidates_and_rule_the_rest(monkeypa
     lib, tgt = np.meshgrid(dense.library.values, dense.target.values, indexing="ij")
     got = xedm.labeled.network_result.decide(edges, lib.ravel(), tgt.ravel())
     assert (got.reshape(12, 12) == dense.decision.values).all()
+    with pytest.raises(ValueError, match="not series of this network"):
+        xedm.labeled.network_result.decide(edges, ["nope"], [0])
     # the warning counts every pair, listed or not
     with pytest.warns(UserWarning, match=r"(\d+) of 132 pairs are undetermined") as rec:
         xedm.causal_network(X, seed=0, progress=False, result="edges")

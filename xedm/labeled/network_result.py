@@ -107,8 +107,19 @@ def decide(ds, library, target) -> np.ndarray:
     from ..core.pairs import outside_reasons
 
     pos = {v: k for k, v in enumerate(ds.series.values.tolist())}
-    i = np.array([pos[v] for v in np.atleast_1d(library).tolist()], np.int64)
-    j = np.array([pos[v] for v in np.atleast_1d(target).tolist()], np.int64)
+
+    def index(labels, name):
+        labels = np.atleast_1d(labels).tolist()
+        bad = [v for v in labels if v not in pos]
+        if bad:
+            raise ValueError(f"decide: {name} {bad[:5]} are not series of this network "
+                             f"(series: {list(pos)[:5]}...)")
+        return np.array([pos[v] for v in labels], np.int64)
+
+    i, j = index(library, "library"), index(target, "target")
+    if len(i) != len(j):
+        raise ValueError(f"decide: {len(i)} libraries and {len(j)} targets: give one "
+                         "target per library")
     N = ds.sizes["series"]
     key = ds.library_index.values * N + ds.target_index.values
     order = np.argsort(key)
