@@ -177,3 +177,25 @@ def test_result_is_checked_and_auto_picks_edges_for_large_networks():
     assert _check_result("dense", 10**5) == "dense"
     with pytest.raises(TypeError, match="to_dense takes the edge-list"):
         xedm.to_dense(_net(X, result="dense"))
+
+
+@pytest.mark.quick
+def test_blocks_of_libraries_give_the_whole_networks_values(monkeypatch):
+    # every library's pairs depend on its own row alone: blocks computed apart and joined
+    # equal the whole (the ground of resumable and multi-GPU runs)
+    import xedm.core.predictive as pr
+    from xedm.core.network_rows import PAIR_KEYS, ROW_KEYS, concat_rows, large_rows
+    from xedm.stats.surrogates import make_surrogates
+
+    monkeypatch.setattr(pr, "SCREEN", 4)
+    X = xedm.datasets.sparse_network(12, 250, seed=6).x.values
+    E = np.array([1, 2, 2, 3, 1, 2, 1, 2, 3, 2, 1, 2])
+    S, _ = make_surrogates(X, "ebisuzaki", 5, 0)
+    kw = dict(E=E, lags=np.array([-2, -1, 0, 1]), S=S, tau=1, knn=None, excl=0,
+              backend="cpu", max_lag=2)
+    whole = large_rows(X, np.arange(12), **kw)
+    parts = concat_rows([large_rows(X, np.arange(0, 5), **kw),
+                         large_rows(X, np.arange(5, 12), **kw)])
+    assert whole["pairs"].shape == (12, 4) and (whole["pairs"] >= 0).all()
+    for k in PAIR_KEYS + ROW_KEYS:
+        np.testing.assert_array_equal(parts[k], whole[k], err_msg=k)

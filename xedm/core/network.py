@@ -409,29 +409,20 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         rho_lag[..., lags <= 0] = r_neg["rho"]
     tests, pairs = None, all_pairs(N)
     if large:
-        # the cross maps block by block inside the screen (CrossRows), kept at each series'
-        # candidates only; the conditioning on those candidates (xedm.core.screen: 24 by
-        # what they explain of the series' own-model residual, 8 by the cross map's skill)
-        from .pair_null import pair_null
+        # per library (xedm.core.network_rows): the cross maps block by block inside the
+        # screen, kept at each series' candidates only; the conditioning on those candidates
+        # (xedm.core.screen: 24 by what they explain of the series' own-model residual, 8 by
+        # the cross map's skill); the surrogate null of each candidate at its driver lag
+        from .network_rows import large_rows
 
-        src = CrossRows(X, E, lags, full=rho_lag, tau=tau, knn=knn, excl=excl,
-                        backend=backend, method=method)
-        info: dict = {}
-        try:
-            tests = predictive_tests(X, E, excl=excl, backend=backend, screen=SCREEN,
-                                     rho=src, max_lag=max_lag, progress=progress, info=info,
-                                     tables=True)
-        finally:
-            src.close()
-        pairs = info["pairs"]
-        rl_p, best_p, at_p = src.rho_lag[:, :pairs.shape[1]], src.best, src.at
-        rho_p = np.take_along_axis(rl_p, at_p[..., None], -1)[..., 0]
-        if hasattr(S, "result"):
-            S = S.result()
-        # each pair's null at its driver lag only
-        null = pair_null(X, S, E, pairs, rho_p, tau=tau, Tp=neg, knn=knn, excl=excl,
-                         backend=backend, method=method, at=at_p, table=True,
+        raw = large_rows(X, np.arange(N), E=E, lags=lags, S=S, tau=tau, knn=knn, excl=excl,
+                         backend=backend, method=method, max_lag=max_lag, full=rho_lag,
                          progress=progress)
+        pairs = raw["pairs"]
+        rl_p, best_p, at_p, rho_p = (raw[k] for k in ("rho_lag", "best", "at", "rho"))
+        null = raw
+        tests = tuple(raw[k] for k in ("gain_p", "gain", "selected", "n_drivers", "lag",
+                                       "gain_hi", "exact"))
     else:
         best, at = lag_summary(rho_lag, lags)
         pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too

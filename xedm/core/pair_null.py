@@ -72,7 +72,7 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
     budget = _ccm._gpu_batch_bytes() if gpu else _ccm.XMAP_TABLE_BYTES
     ii = np.arange(N)[:, None]
     for e in np.unique(E).tolist():
-        libs = np.flatnonzero(E == e)
+        libs = np.flatnonzero((E == e) & has.any(axis=1))  # libraries with candidates
         k = e + 1 if knn is None else int(knn)
         for sl in progress(_ccm._series_batches(len(libs), per_lib, budget)):
             lb = libs[sl]

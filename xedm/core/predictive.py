@@ -313,13 +313,14 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     tested = list(active)
     for part in _parts(active, lambda i: 1, per_batch):
         b = _Batch(extra)
-        rows = [b.add(i, [-1], [], 0) for i in part]
-        st.keep(part, b.run(st, weight, theta), rows)
+        first = [b.add(i, [-1], [], 0) for i in part]
+        st.keep(part, b.run(st, weight, theta), first)
     n_allowed = ((table >= 0) & (table != np.arange(N)[:, None])).sum(axis=1)
     if screen is not None and (n_allowed > screen).any():  # a large network
         from .screen import candidates
 
-        table = candidates(st.xp, st.Z, st.e0, t0, max_lag, table, int(screen), rho)
+        table = candidates(st.xp, st.Z, st.e0, t0, max_lag, table, int(screen), rho,
+                           rows)
     tab = Table(table)
     if info is not None:
         info["pairs"] = table
@@ -375,12 +376,12 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
             over = np.bincount(pairs // N, minlength=len(part)) > max_candidates
             for si in np.flatnonzero(over).tolist():
                 o = int(st0[si])
-                rows = o + np.flatnonzero(kd[o:o + len(live[part[si]])])
-                rows = rows[np.argsort(pc[rows], kind="stable")]
-                js = codes[rows] // T
+                rk_i = o + np.flatnonzero(kd[o:o + len(live[part[si]])])
+                rk_i = rk_i[np.argsort(pc[rk_i], kind="stable")]
+                js = codes[rk_i] // T
                 _, first = np.unique(js, return_index=True)
                 top = js[np.sort(first)][:max_candidates]  # drivers by their best p
-                keep[rows[~np.isin(js, top)]] = False
+                keep[rk_i[~np.isin(js, top)]] = False
             won = sp[seg[best]]
             c = codes[best]
             chosen[won, r] = c

@@ -82,14 +82,16 @@ def _top(key, m: int) -> np.ndarray:
     return above | (tie & (np.cumsum(tie, axis=1) <= need))
 
 
-def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None) -> np.ndarray:
+def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None,
+               rows=None) -> np.ndarray:
     """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each
     series among those of the table ``allowed`` (N, m0), the series itself left out (module
     docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N), when given
     (NaN lowest; or a :class:`xedm.core.network.CrossRows`, which computes each block's and
     keeps its values at the block's candidates), and the others of highest
     :func:`residual_scores` (ties to the lower index).  Rows with at most m allowed keep
-    them all.  Built block by block of rows: no (N, N) array."""
+    them all.  Built block by block of rows: no (N, N) array.  ``rows`` (N,) bool: only
+    those rows (the others' table rows are empty)."""
     from .pairs import pool_pairs
 
     allowed = np.asarray(allowed, np.int64)
@@ -97,8 +99,9 @@ def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None) -> np.nda
     n_rho = int(round(RHO_SHARE * m)) if rho is not None else 0
     per = max(SCORE_BYTES // (8 * max(N, 1)), 1)
     out = np.full((N, m), -1, np.int64)
-    for s in range(0, N, per):
-        rows = np.arange(s, min(s + per, N))
+    todo = np.arange(N) if rows is None else np.flatnonzero(rows)
+    for s in range(0, len(todo), per):
+        rows = todo[s:s + per]
         ok = np.zeros((len(rows), N), bool)  # the block's allowed pairs
         r_idx = np.broadcast_to(np.arange(len(rows))[:, None], allowed[rows].shape)
         valid = allowed[rows] >= 0
