@@ -26,97 +26,12 @@ import numpy as np
 from ..kernels import get_kernel
 from ..neighbors.base import knn_tables
 from . import ccm as _ccm
+from .cross_maps import CrossRows, lag_summary, library_E_xmap  # noqa: F401
 from .embed import take_times, windows_finite
 from .pairs import all_pairs, gather, of_transpose, transposed
 from .skill import unit_rows
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
-
-
-def library_E_xmap(X, *, E, tau, Tp, knn, excl, backend, S=None, quantiles=(),
-                   keep_null=False, method="exact", progress: Callable = iter, rows=None,
-                   cache=None) -> dict:
-    """:func:`xedm.core.ccm.xmap` with the pair (library i, target j) embedding i with the
-    **library's** E[i] (CCM theory, pyEDM's CCM): one call per distinct E, its libraries
-    against every target.  Same outputs (``E`` is the given E).
-
-    Every call gives all targets one E, so the targets' columns (with their surrogates'; on
-    the device with ``backend="gpu"``) are built once and shared by the calls (xmap's
-    ``cache``), then freed; a caller's ``cache`` (a dict) is kept for its next call.
-    ``rows``: the libraries (default every series), the outputs' first axis."""
-    X = np.asarray(X, np.float64)
-    N = X.shape[0]
-    E = np.asarray(E, np.int64)
-    rows = np.arange(N) if rows is None else np.asarray(rows, np.int64)
-    out: dict = {}
-    own = cache is None
-    cache = {} if own else cache
-    try:
-        for e in np.unique(E[rows]).tolist():
-            at = np.flatnonzero(E[rows] == e)
-            r = _ccm.xmap(np.ascontiguousarray(X[rows[at]]), E=np.full(N, e, np.int64),
-                          tau=tau, Tp=Tp, knn=knn, excl=excl, backend=backend, S=S,
-                          quantiles=quantiles, keep_null=keep_null, method=method, Y=X,
-                          progress=progress, cache=cache)
-            for key, val in r.items():
-                if key == "E":
-                    continue
-                if key not in out:
-                    out[key] = np.empty((len(rows),) + val.shape[1:], val.dtype)
-                out[key][at] = val
-    finally:
-        if own:
-            cache.clear()  # the columns (device memory on the GPU) freed
-    out["E"] = E.copy()
-    return out
-
-
-class CrossRows:
-    """The cross maps of a large network's libraries, block by block of rows, for the screen
-    (:func:`xedm.core.screen.candidates`): ``rows_rho(rows)`` the skill at each pair's
-    driver lag (len(rows), N), and ``keep(rows, table)`` keeps, of those rows, only the
-    pairs of the table: ``rho_lag`` (N, m, lags), ``best`` and ``at`` (N, m) (as
-    :func:`lag_summary`'s).  With ``full`` (N, N, lags) given (every pair's maps, for a
-    dense result) it slices that; else it computes each block
-    (:func:`library_E_xmap`, the library's E): no (N, N) array."""
-
-    def __init__(self, X, E, lags, *, full=None, **kw):
-        self.X, self.E, self.lags, self.full, self.kw = X, E, np.asarray(lags), full, kw
-        N = len(X)
-        self.rho_lag = self.best = self.at = None
-        self._block = None
-        self._cache: dict = {}
-        self.N = N
-
-    def rows_rho(self, rows) -> np.ndarray:
-        rows = np.asarray(rows, np.int64)
-        if self.full is not None:
-            rl = self.full[rows]
-        else:
-            rl = library_E_xmap(self.X, E=self.E, Tp=self.lags, rows=rows, cache=self._cache,
-                                **self.kw)["rho"]
-        best, at = lag_summary(rl, self.lags)
-        self._block = (rows, rl, best, at)
-        return np.take_along_axis(rl, at[..., None], -1)[..., 0]
-
-    def keep(self, rows, table) -> None:
-        rows = np.asarray(rows, np.int64)
-        if self._block is None or not np.array_equal(self._block[0], rows):
-            self.rows_rho(rows)
-        _, rl, best, at = self._block
-        m = table.shape[1]
-        if self.rho_lag is None or self.rho_lag.shape[1] < m:
-            self.rho_lag = np.full((self.N, m, len(self.lags)), np.nan)
-            self.best = np.full((self.N, m), np.nan)
-            self.at = np.zeros((self.N, m), np.int64)
-        self.rho_lag[rows, :m] = gather(rl, table)
-        self.best[rows, :m] = gather(best, table)
-        self.at[rows, :m] = gather(at, table, 0)
-        self._block = None
-
-    def close(self) -> None:
-        self._cache.clear()  # the targets' columns (device memory on the GPU) freed
-        self._block = None
 
 
 class Tables:
@@ -234,29 +149,6 @@ def conditional_tests(X, tables: Tables, candidate, lag, pool=None):
             m[i, js] = len(cond) - np.isin(js, cond)
             p[i, js] = partial_corr_p(rr, n, rank)
     return r, p, m
-
-
-def lag_summary(rho, lags):
-    """Per pair: the best lag overall (``best_Tp``, NaN where no rho is finite), and the index
-    into ``lags`` of the best driver lag (Tp <= 0; the first driver lag where none is
-    finite).  The first of tied maxima; one (N, N) plane at a time (the (N, N, lags) copies
-    of an argmax took 2.5 s at N = 3,000)."""
-    lags = np.asarray(lags, np.int64)
-
-    def first_max(idx):
-        top = np.full(rho.shape[:-1], -np.inf)
-        at = np.full(rho.shape[:-1], idx[0], np.int64)
-        for i in idx.tolist():
-            v = rho[..., i]
-            better = v > top  # NaN never is
-            np.copyto(top, v, where=better)
-            np.copyto(at, i, where=better)
-        return at, np.isfinite(top)
-
-    at_all, any_fin = first_max(np.arange(len(lags)))
-    best = np.where(any_fin, lags[at_all].astype(float), np.nan)
-    at, _ = first_max(np.flatnonzero(lags <= 0))
-    return best, at
 
 
 def synchrony(best, significant, tpos):

@@ -3,7 +3,7 @@
 depends on i's row alone, given every series' values, E and surrogates.
 
 For each library of a block of ``rows``: its cross maps against every series, block by block
-inside the screen (:class:`xedm.core.network.CrossRows`), its 32 candidates
+inside the screen (:class:`xedm.core.cross_maps.CrossRows`), its 32 candidates
 (:func:`xedm.core.screen.candidates`), the predictive conditioning of its drivers among them
 (:func:`xedm.core.predictive.predictive_tests` with ``rows``) and the surrogate null of its
 candidates at each one's driver lag (:func:`xedm.core.pair_null.pair_null`).  Blocks of rows
@@ -38,7 +38,7 @@ def large_rows(X, rows, *, E, lags, S, tau, knn, excl, backend, method="exact", 
 
     ``X`` (N, T) every series, ``E`` (N,), ``S`` (N, n, T) every series' surrogates (or a
     future of them), ``full``: every pair's cross maps (N, N, lags) when already computed."""
-    from .network import CrossRows
+    from .cross_maps import CrossRows
     from .pair_null import pair_null
     from .predictive import SCREEN, predictive_tests
 

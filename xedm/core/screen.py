@@ -87,7 +87,7 @@ def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None,
     """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each
     series among those of the table ``allowed`` (N, m0), the series itself left out (module
     docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N), when given
-    (NaN lowest; or a :class:`xedm.core.network.CrossRows`, which computes each block's and
+    (NaN lowest; or a :class:`xedm.core.cross_maps.CrossRows`, which computes each block's and
     keeps its values at the block's candidates), and the others of highest
     :func:`residual_scores` (ties to the lower index).  Rows with at most m allowed keep
     them all.  Built block by block of rows: no (N, N) array.  ``rows`` (N,) bool: only
