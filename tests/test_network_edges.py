@@ -174,7 +174,9 @@ def test_result_is_checked_and_auto_picks_edges_for_large_networks():
         xedm.causal_network(X, result="sparse")
     assert _check_result("auto", EDGES_FROM) == "dense"
     assert _check_result("auto", EDGES_FROM + 1) == "edges"
-    assert _check_result("dense", 10**5) == "dense"
+    assert _check_result("dense", 1000) == "dense"
+    with pytest.raises(ValueError, match="pass result='edges'"):  # 10^12 pairs: refused
+        _check_result("dense", 10**6)
     with pytest.raises(TypeError, match="to_dense takes the edge-list"):
         xedm.to_dense(_net(X, result="dense"))
 

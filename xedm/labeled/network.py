@@ -26,6 +26,9 @@ from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
 from .network_result import EDGES_FROM, count_reasons, edges_dataset, to_dense
 
+#: bytes per pair of a dense result while it is built: its variables (about 190) and every
+#: pair's cross maps at 5 lags (40), with a copy of each
+DENSE_BYTES = 2 * (190 + 40)
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
     "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "
@@ -203,7 +206,8 @@ def causal_network(
         the pairs not listed (``constant``, ``effective_points``, ``points_needed``,
         ``exact``: such a pair is "no link" unless they make it "undetermined");
         ``"auto"`` (default) edges past 1,000 series (a dense result of N = 10,000 takes
-        about 19 GB, its edge list 0.07 GB).  :func:`xedm.to_dense` expands an edge list.
+        about 19 GB, its edge list 0.07 GB; a dense result larger than this machine's memory
+        is refused up front).  :func:`xedm.to_dense` expands an edge list.
 
     Returns
     -------
@@ -344,6 +348,11 @@ def _check_result(result, N: int) -> str:
                          f"{EDGES_FROM} series), 'edges' or 'dense'")
     if result == "auto":
         return "edges" if N > EDGES_FROM else "dense"
+    if result == "dense":  # the matrices (about 190 B a pair) and every pair's cross maps
+        from ..memory import check_memory
+
+        check_memory(float(N) * N * DENSE_BYTES, f"causal_network(result='dense') of {N} "
+                     "series", "pass result='edges' (the tested pairs only), or 'auto'")
     return result
 
 
