@@ -24,11 +24,8 @@ from .checks import (
 )
 from .cross import XMAP_DIMS
 from .inputs import cross_series, progress_bar
-from .network_result import EDGES_FROM, count_reasons, edges_dataset, to_dense
+from .network_result import DENSE_BYTES, EDGES_FROM, count_reasons, edges_dataset, to_dense
 
-#: bytes per pair of a dense result while it is built: its variables (about 190) and every
-#: pair's cross maps at 5 lags (40), with a copy of each
-DENSE_BYTES = 2 * (190 + 40)
 #: the decision rule of each conditioning, as the result's attrs and the docs state it
 RULE_PREDICTIVE = (
     "link[library=i, target=j] (j -> i directly) when: j is among the drivers selected for i "

@@ -20,6 +20,9 @@ import xarray as xr
 #: result="auto": an edge list past this many series (a dense result of N = 1,000 takes
 #: about 0.2 GB; of N = 10,000, 19 GB)
 EDGES_FROM = 1000
+#: bytes per pair of a dense result while it is built: its variables (about 190) and every
+#: pair's cross maps at 5 lags (40), with a copy of each
+DENSE_BYTES = 2 * (190 + 40)
 #: per-pair variables of the predictive and the partial conditioning
 STATS = {"predictive": ["gain", "gain_hi", "gain_p", "gain_q", "selected", "lag"],
          "partial": ["partial_rho", "partial_p", "partial_q"]}
@@ -157,8 +160,11 @@ def to_dense(data: xr.Dataset, rho_lag=None, E_from: str | None = None) -> xr.Da
                            and "library" in data.dims else ""))
     from ..core.network import lag_summary
     from ..core.pairs import outside_reasons
+    from ..memory import check_memory
 
     N = data.sizes["series"]
+    check_memory(float(N) * N * DENSE_BYTES, f"to_dense of a network of {N} series",
+                 "keep the edge list, or select its pairs (data.where(data.link, drop=True))")
     labels = data.series.values
     li, ti = data.library_index.values, data.target_index.values
     lags = data.Tp.values
