@@ -310,11 +310,6 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         raw = large_rows(X, np.arange(N), E=E, lags=lags, S=S, tau=tau, knn=knn, excl=excl,
                          backend=backend, method=method, max_lag=max_lag, full=rho_lag,
                          progress=progress)
-        pairs = raw["pairs"]
-        rl_p, best_p, at_p, rho_p = (raw[k] for k in ("rho_lag", "best", "at", "rho"))
-        null = raw
-        tests = tuple(raw[k] for k in ("gain_p", "gain", "selected", "n_drivers", "lag",
-                                       "gain_hi", "exact"))
     else:
         best, at = lag_summary(rho_lag, lags)
         pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
@@ -331,54 +326,96 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             tests = predictive_tests(X, E, excl=excl, backend=backend,
                                      screen=SCREEN if screened else None, rho=rho,
                                      max_lag=max_lag, progress=progress)
-    valid = pairs >= 0
-    off = valid & (pairs != np.arange(N)[:, None])
     if large:
-        p_at = surrogate_p_values(rho_p, *(null[k] for k in
-                                           ("count_ge", "n_null", "z_mean", "z_sd")),
-                                  p_method)
-    else:
-        p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
-                                    ("rho", "count_ge", "n_null", "z_mean", "z_sd")),
-                                  p_method)
-    p = np.minimum(p_at * len(neg), 1.0)
-    p = np.where(valid, p, np.nan)
-    q = bh_qvalues(p, off)
-    significant = off & (q <= alpha)
-    candidate = significant & (best_p <= 0)
-    tpos = transposed(pairs)
-    sync = synchrony(best_p, significant, tpos)
-    out = {"pairs": pairs, "rho": rho_p, "p_value": p, "q_value": q,
-           "rho_lag": rl_p, "rho_lag_all": rho_lag, "best_Tp": best_p,
-           "driver_Tp": np.where(valid, lags[at_p], 0), "E": E, "candidate": candidate,
-           "synchrony": sync}
+        out = finish_rows(X, raw, E=E, lags=lags, alpha=alpha, p_method=p_method,
+                          max_lag=max_lag)
+        out["rho_lag_all"] = rho_lag
+        return out
+    p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
+                                ("rho", "count_ge", "n_null", "z_mean", "z_sd")), p_method)
+    out = _cross_decisions(pairs, rl_p, best_p, at_p, rho_p, p_at, lags, alpha)
+    out.update(E=E, rho_lag_all=rho_lag)
     if tests is not None:
         gp, gain, chosen, n_drivers, dl, ghi, exact = tests
-        if not large:  # (N, N): the table of every pair
-            gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
-            chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
-        gq = bh_qvalues(gp, chosen)
-        passed = chosen & (gq <= alpha) & (gain > 0)
-        # a synchronous pair keeps the direction the predictive test gives it; passed both
-        # ways, it cannot be oriented
-        unoriented = sync & passed & of_transpose(passed, tpos, False)
-        out.update(gain=gain, gain_hi=ghi, gain_p=np.where(off, gp, np.nan), gain_q=gq,
-                   selected=chosen, n_drivers=n_drivers,
-                   n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
-                   link=passed & ~unoriented)
-        flags = series_flags(X, E, max_lag=max_lag, n_drivers=n_drivers, exact=exact)
-        reason = pair_reasons(flags, pairs, out["link"], unoriented, ghi)
-        out.update(flags=flags, undetermined_reason=reason, undetermined=reason > 0)
-        return out
+        # (N, N): the table of every pair
+        gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
+        chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
+        return _predictive_decisions(out, X, E, (gp, gain, chosen, n_drivers, dl, ghi, exact),
+                                     alpha=alpha, max_lag=max_lag)
+    off, candidate = out.pop("off"), out["candidate"]
+    out.pop("tpos")
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
                     method=method)
-    screened = off & (p <= alpha) & (best_p <= 0)  # the conditioning pool: a looser screen
+    # the conditioning pool: a looser screen
+    screened = off & (out["p_value"] <= alpha) & (best_p <= 0)
     pr, pp, n_cond = conditional_tests(X, tables, candidate, lags[at], pool=screened)
     pq = bh_qvalues(pp, candidate)
     out.update(partial_rho=pr, partial_p=pp, partial_q=pq, n_conditions=n_cond,
                link=candidate & (pq <= alpha) & (pr >= min_partial))
     flags = series_flags(X, E, max_lag=max_lag)
-    reason = pair_reasons(flags, pairs, out["link"], np.zeros_like(sync))
+    reason = pair_reasons(flags, pairs, out["link"], np.zeros_like(out["synchrony"]))
     out.update(flags=flags, undetermined_reason=reason, undetermined=reason > 0)
     return out
+
+
+def _cross_decisions(pairs, rl, best, at, rho, p_at, lags, alpha) -> dict:
+    """The cross maps' decisions on a pair table: p (Bonferroni over the driver lags), q
+    (Benjamini-Hochberg over the off-diagonal pairs of the table), the candidates and the
+    synchrony pairs; with ``off`` and ``tpos`` (:func:`xedm.core.pairs.transposed`) for the
+    conditioning's decisions."""
+    from ..stats.significance import bh_qvalues
+
+    N = len(pairs)
+    lags = np.asarray(lags, np.int64)
+    valid = pairs >= 0
+    off = valid & (pairs != np.arange(N)[:, None])
+    p = np.where(valid, np.minimum(p_at * int((lags <= 0).sum()), 1.0), np.nan)
+    q = bh_qvalues(p, off)
+    significant = off & (q <= alpha)
+    tpos = transposed(pairs)
+    return {"pairs": pairs, "rho": rho, "p_value": p, "q_value": q, "rho_lag": rl,
+            "best_Tp": best, "driver_Tp": np.where(valid, lags[at], 0),
+            "candidate": significant & (best <= 0),
+            "synchrony": synchrony(best, significant, tpos), "off": off, "tpos": tpos}
+
+
+def _predictive_decisions(out, X, E, tests, *, alpha, max_lag) -> dict:
+    """The predictive conditioning's decisions on the pair table of ``out``
+    (:func:`_cross_decisions`): gain_q (Benjamini-Hochberg over the selected pairs), link,
+    and the undetermined pairs."""
+    from ..stats.significance import bh_qvalues
+
+    off, tpos, sync, pairs = out.pop("off"), out.pop("tpos"), out["synchrony"], out["pairs"]
+    gp, gain, chosen, n_drivers, dl, ghi, exact = tests
+    gq = bh_qvalues(gp, chosen)
+    passed = chosen & (gq <= alpha) & (gain > 0)
+    # a synchronous pair keeps the direction the predictive test gives it; passed both
+    # ways, it cannot be oriented
+    unoriented = sync & passed & of_transpose(passed, tpos, False)
+    out.update(gain=gain, gain_hi=ghi, gain_p=np.where(off, gp, np.nan), gain_q=gq,
+               selected=chosen, n_drivers=n_drivers,
+               n_conditions=np.where(off, n_drivers[:, None] - chosen, 0), lag=dl,
+               link=passed & ~unoriented)
+    flags = series_flags(X, E, max_lag=max_lag, n_drivers=n_drivers, exact=exact)
+    reason = pair_reasons(flags, pairs, out["link"], unoriented, ghi)
+    out.update(flags=flags, undetermined_reason=reason, undetermined=reason > 0)
+    return out
+
+
+def finish_rows(X, raw, *, E, lags, alpha, p_method, max_lag) -> dict:
+    """The steps of a large network that read every pair at once, on the per-library values
+    of every library (:func:`xedm.core.network_rows.large_rows`, blocks joined by
+    ``concat_rows``): p and q, the candidates, synchrony, the conditioning's decisions and
+    the undetermined pairs.  The outputs of :func:`network` but ``rho_lag_all``."""
+    from ..stats.significance import surrogate_p_values
+
+    E = np.asarray(E, np.int64)
+    p_at = surrogate_p_values(raw["rho"], *(raw[k] for k in ("count_ge", "n_null", "z_mean",
+                                                                "z_sd")), p_method)
+    out = _cross_decisions(raw["pairs"], raw["rho_lag"], raw["best"], raw["at"], raw["rho"],
+                           p_at, lags, alpha)
+    out["E"] = E
+    tests = tuple(raw[k] for k in ("gain_p", "gain", "selected", "n_drivers", "lag",
+                                   "gain_hi", "exact"))
+    return _predictive_decisions(out, X, E, tests, alpha=alpha, max_lag=max_lag)
