@@ -84,7 +84,7 @@ class CrossRows:
             self.rows_rho(rows)
         _, rl, best, at = self._block
         m = table.shape[1]
-        if self.rho_lag is None or self.rho_lag.shape[1] < m:
+        if self.rho_lag is None:  # the screen's tables all have its m columns
             self.rho_lag = np.full((self.N, m, len(self.lags)), np.nan)
             self.best = np.full((self.N, m), np.nan)
             self.at = np.zeros((self.N, m), np.int64)
@@ -119,6 +119,3 @@ def lag_summary(rho, lags):
     best = np.where(any_fin, lags[at_all].astype(float), np.nan)
     at, _ = first_max(np.flatnonzero(lags <= 0))
     return best, at
-
-
-

@@ -28,7 +28,7 @@ from ..neighbors.base import knn_tables
 from . import ccm as _ccm
 from .cross_maps import CrossRows, lag_summary, library_E_xmap  # noqa: F401
 from .embed import take_times, windows_finite
-from .pairs import all_pairs, gather, of_transpose, transposed
+from .pairs import all_pairs, of_transpose, transposed
 from .skill import unit_rows
 
 D_MIN = 1e-6  # as the simplex weights: exp(-d / max(d_1, D_MIN))
@@ -299,7 +299,6 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
             S = S.result()
         r_neg = cross(neg, None if large else S)
         rho_lag[..., lags <= 0] = r_neg["rho"]
-    tests, pairs = None, all_pairs(N)
     if large:
         # per library (xedm.core.network_rows): the cross maps block by block inside the
         # screen, kept at each series' candidates only; the conditioning on those candidates
@@ -310,45 +309,38 @@ def network(X, *, E, E_max, E_from, tau, lags, knn, excl, S, p_method, alpha, mi
         raw = large_rows(X, np.arange(N), E=E, lags=lags, S=S, tau=tau, knn=knn, excl=excl,
                          backend=backend, method=method, max_lag=max_lag, full=rho_lag,
                          progress=progress)
-    else:
-        best, at = lag_summary(rho_lag, lags)
-        pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
-
-        def at_pick(a):
-            return np.take_along_axis(a, pick, -1)[..., 0]
-
-        rho = at_pick(rho_lag)
-        rl_p, best_p, at_p, rho_p = rho_lag, best, at, rho
-        if conditioning == "predictive":
-            # candidate drivers: every other series (a screen on the cross map's p_value
-            # drops weak true drivers, whose indirect proxies are then selected in their
-            # place); with the target's E past 128 others, SCREEN per series
-            tests = predictive_tests(X, E, excl=excl, backend=backend,
-                                     screen=SCREEN if screened else None, rho=rho,
-                                     max_lag=max_lag, progress=progress)
-    if large:
         out = finish_rows(X, raw, E=E, lags=lags, alpha=alpha, p_method=p_method,
                           max_lag=max_lag)
         out["rho_lag_all"] = rho_lag
         return out
+    # a small network: the table of every pair, its statistics the (N, N) arrays themselves
+    pairs = all_pairs(N)
+    best, at = lag_summary(rho_lag, lags)
+    pick = at[..., None]  # the driver lags lead the sorted lags: at indexes r_neg's too
+
+    def at_pick(a):
+        return np.take_along_axis(a, pick, -1)[..., 0]
+
+    rho = at_pick(rho_lag)
     p_at = surrogate_p_values(*(at_pick(r_neg[k]) for k in
                                 ("rho", "count_ge", "n_null", "z_mean", "z_sd")), p_method)
-    out = _cross_decisions(pairs, rl_p, best_p, at_p, rho_p, p_at, lags, alpha)
+    out = _cross_decisions(pairs, rho_lag, best, at, rho, p_at, lags, alpha)
     out.update(E=E, rho_lag_all=rho_lag)
-    if tests is not None:
-        gp, gain, chosen, n_drivers, dl, ghi, exact = tests
-        # (N, N): the table of every pair
-        gp, gain, ghi = (gather(a, pairs) for a in (gp, gain, ghi))
-        chosen, dl = gather(chosen, pairs, False), gather(dl, pairs, 0)
-        return _predictive_decisions(out, X, E, (gp, gain, chosen, n_drivers, dl, ghi, exact),
-                                     alpha=alpha, max_lag=max_lag)
+    if conditioning == "predictive":
+        # candidate drivers: every other series (a screen on the cross map's p_value drops
+        # weak true drivers, whose indirect proxies are then selected in their place); with
+        # the target's E past 128 others, SCREEN per series
+        tests = predictive_tests(X, E, excl=excl, backend=backend,
+                                 screen=SCREEN if screened else None, rho=rho,
+                                 max_lag=max_lag, progress=progress)
+        return _predictive_decisions(out, X, E, tests, alpha=alpha, max_lag=max_lag)
     off, candidate = out.pop("off"), out["candidate"]
     out.pop("tpos")
     around = np.unique(np.concatenate([lags + s for s in SHIFTS]))
     tables = Tables(X, E, tau=tau, knn=knn, excl=excl, lags=around, backend=backend,
                     method=method)
     # the conditioning pool: a looser screen
-    screened = off & (out["p_value"] <= alpha) & (best_p <= 0)
+    screened = off & (out["p_value"] <= alpha) & (best <= 0)
     pr, pp, n_cond = conditional_tests(X, tables, candidate, lags[at], pool=screened)
     pq = bh_qvalues(pp, candidate)
     out.update(partial_rho=pr, partial_p=pp, partial_q=pq, n_conditions=n_cond,

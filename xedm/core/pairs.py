@@ -36,7 +36,7 @@ def gather(A, pairs, fill=np.nan) -> np.ndarray:
     ok = pairs >= 0
     out = A[np.arange(len(pairs))[:, None], np.maximum(pairs, 0)]
     ok = ok.reshape(ok.shape + (1,) * (out.ndim - 2))
-    return np.where(ok, out, np.asarray(fill, out.dtype) if out.dtype != bool else fill)
+    return np.where(ok, out, fill)
 
 
 def scatter(a, pairs, N: int, fill) -> np.ndarray:
