@@ -471,7 +471,6 @@ def to_networkx(data: xr.Dataset):
         at = (links.library_index.values if data.attrs.get("E_from", "library") == "library"
               else links.target_index.values)
         rows = {"E": Es[at]}
-        keys = ("library", "target")
     else:
         libs = [plain(x) for x in data.library.values]
         g.add_nodes_from(dict.fromkeys(libs + [plain(x) for x in data.target.values]))
@@ -479,13 +478,12 @@ def to_networkx(data: xr.Dataset):
         links = data.isel(library=xr.DataArray(i, dims="edge"),
                           target=xr.DataArray(j, dims="edge"))
         rows = {"E": np.asarray(links.E.values)}
-        keys = ("library", "target")
     for k in ("rho", "p_value", "q_value", "driver_Tp", *extra):
         rows[k] = np.asarray(links[k].values)
     # the delay of the predictive test (steps) where the result has one, else -driver_Tp
     rows["delay"] = (np.asarray(links["lag"].values) if "lag" in links
                      else -np.asarray(rows["driver_Tp"]))
-    lib, tgt = (links[k].values for k in keys)
+    lib, tgt = links.library.values, links.target.values
     for n in range(len(rows["rho"])):
         g.add_edge(plain(tgt[n]), plain(lib[n]), rho=float(rows["rho"][n]),
                    p=float(rows["p_value"][n]), q=float(rows["q_value"][n]),
