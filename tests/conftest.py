@@ -18,6 +18,44 @@ MARKERS = (
 def pytest_configure(config):
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    # under pytest-xdist (``-n 2``): the tests of one xdist_group run in one worker (below),
+    # the others are spread as with xdist's default ("load"); this runs before xdist's own
+    # pytest_configure (trylast) reads the option; a worker is told by its workerinput
+    if getattr(config.option, "dist", None) == "load":
+        config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("xedm_loadgroup"):
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):  # pytest-xdist's controller, for each worker
+    node.workerinput["xedm_loadgroup"] = node.config.getoption("dist") == "loadgroup"
+
+
+#: tests that build a pynndescent index: its first build in a process compiles for 30 to 100
+#: seconds (pynndescent's nn_descent cannot be cached by numba), so they share one worker
+#: instead of each worker paying it
+GROUPS = {"pynndescent": ("nndescent",)}
+
+
+def pytest_collection_modifyitems(config, items):
+    # a worker names each test's group after its id (what xdist's own hook does for
+    # xdist_group marks, which may run before this one)
+    if not config.getvalue("loadgroup"):
+        return
+    for item in items:
+        for group, words in GROUPS.items():
+            if "@" not in item.nodeid and any(w in item.nodeid for w in words):
+                _rename(item, f"{item.nodeid}@{group}")
+
+
+def _rename(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):  # pytest >= 9 holds a structured id
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
 
 
 def make_dataset(X, y=None, names=None):
@@ -41,3 +79,4 @@ def logistic(T, r=3.9, x0=0.4):
     for t in range(1, T):
         x[t] = r * x[t - 1] * (1 - x[t - 1])
     return x
+
