@@ -39,9 +39,9 @@ GROUPS = {"pynndescent": ("nndescent",)}
 
 
 def pytest_collection_modifyitems(config, items):
-    # a worker names each test's group after its id (what xdist's own hook does for
-    # xdist_group marks, which may run before this one)
-    if not config.getvalue("loadgroup"):
+    # a worker names each test's group after its id, as xdist's own hook does for
+    # xdist_group marks (which sets an attribute that pytest 9 no longer reads)
+    if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         for group, words in GROUPS.items():
