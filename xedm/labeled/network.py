@@ -244,6 +244,39 @@ def causal_network(
     >>> str(net.decision.sel(library="x", target="y").values)  # decided: no link
     'no link'
     """
+    plan = network_plan(data, series_dim, time_dim=time_dim, columns=columns, E=E,
+                        E_max=E_max, E_from=E_from, tau=tau, lags=lags, knn=knn,
+                        exclusion_radius=exclusion_radius, surrogates=surrogates,
+                        surrogate_method=surrogate_method,
+                        surrogate_options=surrogate_options, p_method=p_method, seed=seed,
+                        alpha=alpha, min_partial=min_partial, conditioning=conditioning,
+                        max_lag=max_lag, backend=backend, neighbors=neighbors, result=result)
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = plan["x"]
+    # the surrogates are drawn on the host while the E choice and the positive lags' cross
+    # maps run (on the GPU: an overlap; the same values either way)
+    with ThreadPoolExecutor(1) as pool:
+        S = pool.submit(draw_surrogates, plan)
+        out = network(x, S=S, dense_cross=plan["form"] == "dense",
+                      progress=progress_bar(progress, "causal_network", len(x)),
+                      **plan["core"])
+    rho_all = out.pop("rho_lag_all")
+    return network_dataset(plan, out, rho_all)
+
+
+def network_plan(data, series_dim=None, *, time_dim=None, columns=None, E=None, E_max=10,
+                 E_from="library", tau=1, lags=(-2, -1, 0, 1, 2), knn=None,
+                 exclusion_radius=0, surrogates=29, surrogate_method="ebisuzaki",
+                 surrogate_options=None, p_method="normal", seed=None, alpha=0.05,
+                 min_partial=0.2, conditioning="predictive", max_lag=5, backend=None,
+                 neighbors=None, result="auto") -> dict:
+    """Every parameter of :func:`causal_network` checked in one pass, before any work: a dict
+    with ``x`` (N, T) the series, ``labels``, ``core`` (the keywords of
+    :func:`xedm.core.network.network` but ``S``, ``dense_cross`` and ``progress``), ``sig``
+    (the surrogates: :func:`draw_surrogates`), ``form`` ("dense" or "edges") and ``attrs``
+    (the result's).  The batch job ``xedm network ... --out OUT.zarr`` runs the same plan
+    block by block."""
     x, labels, sdim, tdim = _series(data, series_dim, columns, time_dim)
     N, T = x.shape
     E_from = check_E_from(E_from)
@@ -283,31 +316,38 @@ def causal_network(
     _check_cost(N, T, n_sur, len(lags_arr), max_lag, E_top, backend, conditioning, E_from)
     search = resolve_method(neighbors, n_lib=T, dim=E_top,
                             knn=E_top + 1 if knn is None else knn, n_pred=T, backend=backend)
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..stats.surrogates import make_surrogates
-
-    # the surrogates are drawn on the host while the E choice and the positive lags' cross
-    # maps run (on the GPU: an overlap; the same values either way)
-    with ThreadPoolExecutor(1) as pool:
-        S = pool.submit(lambda: make_surrogates(x, sig["method"], n_sur, sig["seed"],
-                                                **sig["options"])[0])
-        out = network(x, E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn,
-                      excl=excl, S=S, p_method=p_method, alpha=alpha,
-                      min_partial=min_partial, backend=backend, method=search,
-                      conditioning=conditioning, max_lag=max_lag,
-                      dense_cross=form == "dense",
-                      progress=progress_bar(progress, "causal_network", N))
     attrs = _attrs(sdim, lags_arr, E_from, sig, search, conditioning, dict(
         tau=tau, knn=-1 if knn is None else knn, exclusion_radius=excl, alpha=alpha,
         min_partial=min_partial, E_max=E_top, E_chosen=int(E is None), backend=backend,
         max_lag=max_lag))
-    rho_all = out.pop("rho_lag_all")
-    ds = edges_dataset(out, labels, lags_arr, conditioning).assign_attrs(attrs)
-    del out
+    core = dict(E=Ev, E_max=E_top, E_from=E_from, tau=tau, lags=lags_arr, knn=knn, excl=excl,
+                p_method=p_method, alpha=alpha, min_partial=min_partial, backend=backend,
+                method=search, conditioning=conditioning, max_lag=max_lag)
+    return {"x": x, "labels": labels, "core": core, "sig": sig, "n_sur": n_sur, "form": form,
+            "attrs": attrs}
+
+
+def draw_surrogates(plan: dict) -> np.ndarray:
+    """The surrogates (N, n, T) of a :func:`network_plan`: every series', from its seed."""
+    from ..stats.surrogates import make_surrogates
+
+    sig = plan["sig"]
+    return make_surrogates(plan["x"], sig["method"], plan["n_sur"], sig["seed"],
+                           **sig["options"])[0]
+
+
+def network_dataset(plan: dict, out: dict, rho_all=None) -> xr.Dataset:
+    """The result of :func:`causal_network` from the pipeline's output ``out``
+    (:func:`xedm.core.network.network`, or :func:`xedm.core.network.finish_rows` of a batch
+    job) and the plan: an edge list, or the dense matrices (``rho_all``: every pair's cross
+    maps) when the plan's form is "dense"; the summary warning of undetermined pairs."""
+    labels = plan["labels"]
+    core = plan["core"]
+    ds = edges_dataset(out, labels, core["lags"], core["conditioning"]).assign_attrs(
+        plan["attrs"])
     constant = [labels[i] for i in np.flatnonzero(ds.constant.values)]
-    _warn_undetermined(count_reasons(ds), N, constant)
-    if form == "dense":
+    _warn_undetermined(count_reasons(ds), len(labels), constant)
+    if plan["form"] == "dense":
         return to_dense(ds, rho_all)
     ds.attrs["result"] = "edges"
     return ds
