@@ -61,9 +61,14 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
         lib_mask |= (t + tp >= 0) & (t + tp < T)
     tgt_sets = np.stack([_ccm._target_ok(fin[:1], T, int(tp))[0] for tp in Tps])
     tgt_sets = np.unique(tgt_sets, axis=0)
-    # the surrogates scaled by powers of 2, as xmap's columns (exact: the same rho)
-    Sc = np.asarray(S, np.float64).reshape(N * n_sur, T)
-    Sc = (Sc * np.ldexp(1.0, -unit_exponents(Sc))[:, None]).reshape(N, n_sur, T)
+    # the surrogates of the targets in the pool only (a block of libraries needs few),
+    # scaled by powers of 2, as xmap's columns (exact: the same rho); ``local`` maps a
+    # target to its row
+    used = np.unique(cand[has])
+    local = np.zeros(N, np.int64)
+    local[used] = np.arange(len(used))
+    Sc = np.asarray(S[used] if len(used) < N else S, np.float64).reshape(len(used) * n_sur, T)
+    Sc = (Sc * np.ldexp(1.0, -unit_exponents(Sc))[:, None]).reshape(len(used), n_sur, T)
     gpu = backend == "gpu"
     Sc = get_kernel("to_device", backend)(Sc)  # once: every batch gathers from it
     look = get_kernel("xmap_pair_skill", backend)
@@ -94,8 +99,8 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
                     cols_at = np.take_along_axis(at0, order, 1)
                 elif not keep.any():
                     continue
-                r = look(idx[0], dist[0], Sc, np.ascontiguousarray(cb), k, int(tp), pred_t,
-                         pred_ok[0])
+                r = look(idx[0], dist[0], Sc, np.ascontiguousarray(local[cb]), k, int(tp),
+                         pred_t, pred_ok[0])
                 rows, cols = np.broadcast_to(ii[lb], cb.shape)[keep], cols_at[keep]
                 obs = rho_obs[rows, cols] if at is not None else rho_obs[rows, cols, ti]
                 null = r.reshape(cb.shape + (n_sur,))[keep]
