@@ -23,6 +23,13 @@ import numpy as np
 PAIR_KEYS = ("pairs", "rho_lag", "best", "at", "rho", "count_ge", "n_null", "z_mean", "z_sd",
              "gain_p", "gain", "gain_hi", "selected", "lag")
 ROW_KEYS = ("n_drivers", "exact")
+#: the dtype of each output (the outputs are cast to it: a batch job declares its arrays
+#: before they are computed)
+DTYPES = {**dict.fromkeys(("pairs", "best", "at", "count_ge", "n_null", "lag", "n_drivers"),
+                          np.dtype(np.int64)),
+          **dict.fromkeys(("selected", "exact"), np.dtype(bool)),
+          **dict.fromkeys(("rho_lag", "rho", "z_mean", "z_sd", "gain_p", "gain", "gain_hi"),
+                          np.dtype(np.float64))}
 #: the padding of each per-pair output past a row's candidates
 PAD = {"pairs": -1, "at": 0, "count_ge": 0, "n_null": 0, "selected": False, "lag": 0,
        "gain_p": 1.0}
@@ -79,6 +86,19 @@ def large_rows(X, rows, *, E, lags, S, tau, knn, excl, backend, method="exact", 
                      progress=progress)
     for k in ("count_ge", "n_null", "z_mean", "z_sd"):
         out[k] = null[k][rows]
+    return {k: np.asarray(a).astype(DTYPES[k], copy=False) for k, a in out.items()}
+
+
+def pad_rows(part: dict, m: int) -> dict:
+    """The per-library values of :func:`large_rows` with their tables padded to width
+    ``m`` (:data:`PAD`)."""
+    out = dict(part)
+    for k in PAIR_KEYS:
+        a = part[k]
+        w = m - a.shape[1]
+        if w > 0:
+            fill = np.full((a.shape[0], w) + a.shape[2:], PAD.get(k, np.nan), a.dtype)
+            out[k] = np.concatenate([a, fill], axis=1)
     return out
 
 
@@ -87,18 +107,8 @@ def concat_rows(parts) -> dict:
     along the rows (tables padded to the widest)."""
     parts = list(parts)
     m = max(p["pairs"].shape[1] for p in parts)
-    out = {}
-    for k in PAIR_KEYS:
-        chunks = []
-        for p in parts:
-            a = p[k]
-            w = m - a.shape[1]
-            if w:
-                fill = PAD.get(k, np.nan)
-                a = np.concatenate([a, np.full((a.shape[0], w) + a.shape[2:], fill, a.dtype)],
-                                   axis=1)
-            chunks.append(a)
-        out[k] = np.concatenate(chunks, axis=0)
+    parts = [pad_rows(p, m) for p in parts]
+    out = {k: np.concatenate([p[k] for p in parts], axis=0) for k in PAIR_KEYS}
     for k in ROW_KEYS:
         out[k] = np.concatenate([p[k] for p in parts])
     return out
