@@ -5,20 +5,23 @@ variable (:func:`xedm.causal_network`), written as NetCDF: an edge list past 1,0
 from __future__ import annotations
 
 from ._common import (
-    CLIError,
+    add_batch,
     add_common,
     add_input,
     add_neighbours,
     add_series,
     add_surrogates,
     call,
+    data_path,
     examples,
     int_at_least,
     int_list,
     open_input,
     options,
     public,
+    run_scheduler,
     series_dim_of,
+    suffix,
     surrogate_options,
     variable,
 )
@@ -37,7 +40,9 @@ def add_parser(sub) -> None:
                                   "xedm network table.csv --series-dim series --seed 1 "
                                   "--max-lag 3 --out net.nc",
                                   "xedm network brain.nc --series-dim neuron --backend gpu "
-                                  "--result edges --out edges.nc"))
+                                  "--result edges --out edges.nc",
+                                  "xedm network brain.nc --series-dim neuron --backend gpu "
+                                  "--out brain-network.zarr  # resumes when run again"))
     add_input(c)
     add_series(c)
     c.add_argument("--lags", type=int_list, default=None,
@@ -54,10 +59,13 @@ def add_parser(sub) -> None:
                    "tested pairs as an edge list (edges); default auto: edges past 1,000 "
                    "series")
     add_surrogates(c, "the cross maps' significance (default 29)")
-    c.add_argument("--out", default="network.nc",
-                   help="output NetCDF file (default network.nc); an existing file is "
-                   "replaced only with --overwrite")
-    add_common(c)
+    c.add_argument("--out", type=data_path, default="network.nc",
+                   help="output: NetCDF (.nc), or Zarr (.zarr): a batch job that writes a "
+                   "large network library block by library block and resumes when run "
+                   "again, then replaces the blocks by the edge list (default network.nc); "
+                   "an existing NetCDF file is replaced only with --overwrite")
+    add_common(c, batch=True)
+    add_batch(c, "library series")
     add_neighbours(c)
     c.set_defaults(func=command)
 
@@ -65,19 +73,20 @@ def add_parser(sub) -> None:
 def command(args) -> int:
     """``xedm network``: in memory into NetCDF."""
     series_dim_of(args.series_dim)
-    if str(args.out).rstrip("/").endswith(".zarr"):
-        raise CLIError("--out: xedm network writes NetCDF (.nc); a .zarr batch job is not "
-                       "available for networks yet")
     net = public("causal_network")
     user = {"series_dim": args.series_dim, "time_dim": args.time_dim, "E": args.E,
             "E_max": args.E_max, "lags": args.lags, "max_lag": args.max_lag,
             "alpha": args.alpha, "conditioning": args.conditioning, "result": args.result,
             "surrogates": args.surrogates, "surrogate_method": args.surrogate_method,
             "seed": args.seed, "surrogate_options": surrogate_options(args)}
+    if suffix(args.out) == ".zarr":  # a batch job: block by block, resumable
+        from .network_job import batch
+
+        return batch(args, user)
     with open_input(args.file) as ds:
         da = variable(ds, args.var, series_dim=args.series_dim)
         series_dim_of(args.series_dim, da)
-        with options(args):
+        with options(args), run_scheduler(args):
             result = call(net, da, user=user, optional={"progress": not args.quiet})
     write_netcdf(result, args.out, args.overwrite)
     n = da.sizes[args.series_dim]

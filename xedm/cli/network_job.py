@@ -1,0 +1,260 @@
+"""``xedm network FILE --series-dim DIM --out OUT.zarr``: the direct causal network as a
+resumable batch job (:mod:`xedm.cli.jobs`).
+
+A large network (more than 129 series, the predictive conditioning, ``E_from="library"``:
+:func:`xedm.core.network.large_network`) is computed library block by library block: each
+block's per-library values (its cross maps, its 32 candidates, their conditioning and
+surrogate null: :func:`xedm.core.network_rows.large_rows`) are written into the store with a
+checksummed marker, so an interrupted job resumes at the first block not written.  Every
+series' E is chosen once and saved (``E.json``), and so is the seed of the surrogates when
+none was given (``seed.json``): a resumed job computes the same values.  Once every block is
+written, the steps that read every pair at once (:func:`xedm.core.network.finish_rows`) make
+the edge list, which replaces the blocks in the store (built beside it, then renamed): the
+finished store opens with ``xr.open_zarr`` as the Dataset ``xedm.causal_network`` returns.
+Running the finished job again leaves it as it is.
+
+A smaller network is computed in one step and written the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+
+import numpy as np
+import xarray as xr
+
+from ._common import CLIError, call, options, public, run_scheduler, series_dim_of
+from .jobs import META, Job, _digest, _sweep, _write_json, open_lazy
+
+FINISHED = "finished.json"  # META/FINISHED: the edge list is written; its variables' digests
+#: libraries per block by default (each block cross-maps them against every series)
+BLOCK = 2000
+
+
+def batch(args, user: dict) -> int:
+    """``xedm network INPUT ... --out OUT.zarr`` (module docstring); ``user``: the options of
+    :func:`xedm.causal_network` the user gave."""
+    tdim = args.time_dim or "time"
+    with open_lazy(args.file, args.var, {"--series-dim": args.series_dim,
+                                          "--time-dim": tdim},
+                   series_dim=args.series_dim) as da:
+        series_dim_of(args.series_dim, da)
+        return _batch(args, user, da, tdim)
+
+
+def _batch(args, user: dict, da: xr.DataArray, tdim: str) -> int:
+    from ..core.network import large_network
+    from ..labeled.network import network_plan
+
+    N = da.sizes[args.series_dim]
+    spec = {"command": "network", "input": os.path.abspath(args.file), "var": str(da.name),
+            "backend": args.backend, "neighbors": getattr(args, "neighbors", None),
+            "block": args.block, **user}
+    job = Job(args.out, spec, restart=args.restart or args.overwrite,
+              flag="--restart" if args.restart else "--overwrite")
+    progress = not args.quiet
+    with _scheduler(args) as client, options(args):
+        job.read_input(da, tdim, client, progress, args.file)
+        if job.resume and os.path.isfile(os.path.join(job.meta, FINISHED)):
+            _verify_finished(job)
+            print(f"causal network of {da.name!r} over {args.series_dim!r} ({N} series) -> "
+                  f"{args.out}: finished before (verified), left as it is")
+            return 0
+        seed = user.get("seed")
+        if seed is None:
+            seed = job.saved("seed.json", _check_seed)
+        kwargs = {k: v for k, v in {**user, "seed": seed}.items() if v is not None}
+        data = da.load()
+        try:
+            plan = network_plan(data, **kwargs)
+        except (ValueError, TypeError) as err:
+            raise CLIError(str(err)) from err
+        core = plan["core"]
+        screened, large = large_network(N, core["conditioning"], core["E_from"])
+        if not large or plan["form"] == "dense" and user.get("result") == "dense":
+            # one step: causal_network itself (a small network, or dense matrices asked for)
+            result = call(public("causal_network"), data,
+                          user={**kwargs, "seed": plan["sig"]["seed"]},
+                          optional={"progress": progress})
+            how = "in one step"
+        else:
+            result = _blocks(args, job, plan, client, progress)
+            how = "library block by library block"
+    _finish(job, result, {"seed.json": plan["sig"]["seed"]})
+    links = int(result.link.values.sum())
+    form = result.attrs.get("result", "dense")
+    print(f"causal network of {da.name!r} over {args.series_dim!r} ({N} series, {how}): "
+          f"{links} links -> {args.out} ({form})")
+    return 0
+
+
+@contextlib.contextmanager
+def _scheduler(args):
+    """:func:`~xedm.cli._common.run_scheduler`; without ``--scheduler`` or ``--workers`` the
+    blocks run one after the other (each runs xedm's parallel kernels: threads side by side
+    would only compete)."""
+    if args.scheduler or args.workers:
+        with run_scheduler(args) as client:
+            yield client
+        return
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        yield None
+
+
+def _check_seed(value):
+    return None if type(value) is int and value >= 0 else (
+        f"a non-negative integer was expected, got {value!r:.80}")
+
+
+def _check_E(N: int, E_max: int):
+    def check(value):
+        if (not isinstance(value, list) or len(value) != N
+                or any(type(e) is not int or not 1 <= e <= E_max for e in value)):
+            return f"a list of {N} integers in 1..{E_max} was expected"
+        return None
+
+    return check
+
+
+def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
+    """The per-library values block by block into the store (resumable), then the edge
+    list from them."""
+    import dask
+    import dask.array as dsa
+
+    from ..core import ccm as _ccm
+    from ..core.network import finish_rows
+    from ..core.network_rows import DTYPES, PAIR_KEYS, ROW_KEYS
+    from ..core.predictive import SCREEN
+    from ..labeled.network import draw_surrogates, network_dataset
+
+    core = dict(plan["core"])
+    X = plan["x"]
+    N = len(X)
+    E = core.pop("E")
+    if E is None:
+        E = job.saved("E.json", _check_E(N, int(core["E_max"])))
+    if E is None:
+        E = _ccm.choose_E(X, E_tab=np.arange(1, int(core["E_max"]) + 1), tau=core["tau"],
+                          knn=core["knn"], excl=core["excl"], backend=core["backend"],
+                          progress=_bar(progress, "choose E", N))
+    E = np.asarray(E, np.int64)
+    S = draw_surrogates(plan)
+    lags = core["lags"]
+    block = int(args.block or min(N, BLOCK))
+    starts = list(range(0, N, block))
+    kw = dict(E=E, lags=lags, tau=core["tau"], knn=core["knn"], excl=core["excl"],
+              backend=core["backend"], method=core["method"], max_lag=core["max_lag"])
+    Xs, Ss = (client.scatter([X, S], broadcast=True) if client is not None else (X, S))
+    from dask.base import tokenize
+
+    token = tokenize(job.out, job.spec)
+    data = {}
+    for k in PAIR_KEYS + ROW_KEYS:
+        data[k] = []
+    for s in starts:
+        rows = np.arange(s, min(s + block, N))
+        part = dask.delayed(_rows, pure=False)(Xs, Ss, rows, SCREEN, kw,
+                                               dask_key_name=f"xedm-network-{s}-{token}")
+        for k in PAIR_KEYS + ROW_KEYS:
+            shape = ((len(rows), SCREEN, len(lags)) if k == "rho_lag" else
+                     (len(rows), SCREEN) if k in PAIR_KEYS else (len(rows),))
+            item = dask.delayed(_item, pure=True)(part, k)
+            data[k].append(dsa.from_delayed(item, shape=shape, dtype=DTYPES[k]))
+    sdim = "series"
+    dims = {k: (sdim, "slot", "Tp") if k == "rho_lag" else (sdim, "slot") if k in PAIR_KEYS
+            else (sdim,) for k in data}
+    rows_ds = xr.Dataset({k: (dims[k], dsa.concatenate(v)) for k, v in data.items()},
+                         coords={"Tp": lags})
+    rows_ds["E"] = (sdim, E)
+    rows_ds.attrs.update(xedm_stage="the per-library values of xedm network's blocks; "
+                         "replaced by the edge list when every block is written")
+    extras = {"blocks.json": {"library": block}, "seed.json": plan["sig"]["seed"]}
+    if plan["core"]["E"] is None:  # chosen here: saved for a resumed job
+        extras["E.json"] = E.tolist()
+    job.run(rows_ds, client, progress, extras=extras, desc="network blocks",
+            what="block(s) of libraries")
+    with xr.open_zarr(job.out, consolidated=True) as stored:
+        raw = {k: stored[k].values.astype(DTYPES[k], copy=False) for k in PAIR_KEYS + ROW_KEYS}
+    c = plan["core"]
+    out = finish_rows(X, raw, E=E, lags=lags, alpha=c["alpha"], p_method=c["p_method"],
+                      max_lag=c["max_lag"])
+    out.pop("rho_lag_all", None)
+    return network_dataset({**plan, "form": "edges"}, out)
+
+
+def _rows(X, S, rows, m: int, kw: dict) -> dict:
+    from ..core.network_rows import large_rows, pad_rows
+
+    return pad_rows(large_rows(X, rows, S=S, **kw), m)
+
+
+def _item(part: dict, key: str):
+    return part[key]
+
+
+def _bar(progress: bool, desc: str, total: int):
+    from ..labeled.inputs import progress_bar
+
+    return progress_bar(progress, desc, total)
+
+
+def _finish(job: Job, result: xr.Dataset, extras: dict) -> None:
+    """The result into ``--out``, replacing the blocks: a new store built beside it with the
+    job's metadata and the digests of its variables (``FINISHED``), then renamed into
+    place."""
+    from ._outputs import netcdf_safe
+
+    parent, base = os.path.split(job.out)
+    _sweep(parent, base)
+    tmp = os.path.join(parent, f".{base}.xedm-new-{os.getpid()}")
+    old = os.path.join(parent, f".{base}.xedm-old-{os.getpid()}")
+    safe = netcdf_safe(result)
+    try:
+        safe.to_zarr(tmp, mode="w-", zarr_format=2, consolidated=True)
+        if os.path.isdir(job.meta):
+            shutil.copytree(job.meta, os.path.join(tmp, META))
+        else:
+            os.makedirs(os.path.join(tmp, META, "done"))
+            _write_json(os.path.join(tmp, META, "job.json"),
+                        {**job.spec, "input_fingerprint": job.fingerprint})
+        for name, value in extras.items():
+            _write_json(os.path.join(tmp, META, name), value)
+        _write_json(os.path.join(tmp, META, FINISHED), _digests(safe))
+        moved = False
+        if os.path.lexists(job.out):
+            os.rename(job.out, old)
+            moved = True
+        os.rename(tmp, job.out)
+    except BaseException as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(err, CLIError) or not isinstance(err, Exception):
+            raise
+        raise CLIError(f"cannot write {job.arg}: {err}", status=1) from err
+    if moved:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _digests(ds: xr.Dataset) -> dict:
+    return {str(n): _digest(np.asarray(v.values)) for n, v in ds.variables.items()}
+
+
+def _verify_finished(job: Job) -> None:
+    """A finished job's store holds the variables it wrote, unchanged."""
+    try:
+        with open(os.path.join(job.meta, FINISHED)) as f:
+            saved = json.load(f)
+        with xr.open_zarr(job.out, consolidated=True) as ds:
+            now = _digests(ds.load())
+    except Exception as err:  # zarr, json and their codecs raise many types
+        raise CLIError(f"--out {job.arg}: the finished network cannot be read ({err}); pass "
+                       "--restart to compute it again") from None
+    if now != saved:
+        bad = sorted(k for k in set(now) | set(saved) if now.get(k) != saved.get(k))
+        raise CLIError(f"--out {job.arg}: the finished network changed since it was written "
+                       f"({', '.join(bad[:5])}); pass --restart to compute it again")
