@@ -32,10 +32,15 @@ def pytest_configure_node(node):  # pytest-xdist's controller, for each worker
     node.workerinput["xedm_loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
-#: tests that build a pynndescent index: its first build in a process compiles for 30 to 100
-#: seconds (pynndescent's nn_descent cannot be cached by numba), so they share one worker
-#: instead of each worker paying it
-GROUPS = {"pynndescent": ("nndescent",)}
+#: tests that share one xdist worker (a costly start paid once, not in each worker): those
+#: that build a pynndescent index (its first build in a process compiles nn_descent for 30
+#: to 100 seconds, which numba cannot cache), and the exit matrix (its module fixture forks
+#: every cell from one driver process)
+GROUPS = {
+    "pynndescent": lambda item: item.path.name == "test_neighbors.py" and (
+        "nndescent" in item.nodeid or item.name == "test_multi_column_embedded"),
+    "exit": lambda item: item.path.name == "test_exit.py",
+}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -44,8 +49,8 @@ def pytest_collection_modifyitems(config, items):
     if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
-        for group, words in GROUPS.items():
-            if "@" not in item.nodeid and any(w in item.nodeid for w in words):
+        for group, member in GROUPS.items():
+            if "@" not in item.nodeid and member(item):
                 _rename(item, f"{item.nodeid}@{group}")
 
 
