@@ -20,7 +20,7 @@ from xedm.cli import main
 pytest.importorskip("zarr")
 pytest.importorskip("dask")
 
-N, T = 140, 200  # past 129 series: the large path (32 candidates per series), in blocks
+N, T = 130, 160  # past 129 series: the large path (32 candidates per series), in blocks
 
 
 def run(args, capsys):
@@ -48,7 +48,7 @@ def same(want: xr.Dataset, got: xr.Dataset) -> list:
 def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys, monkeypatch):
     out = tmp_path / "net.zarr"
     args = ["network", data, "--series-dim", "series", "--surrogates", "9", "--max-lag", "1",
-            "--E-max", "3", "--block", "50", "--out", out, "-q"]
+            "--E-max", "2", "--block", "50", "--out", out, "-q"]
     calls = []
     real = network_job._rows
 
@@ -78,7 +78,7 @@ def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys,
     da = xr.open_dataset(data).x
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = xedm.causal_network(da, "series", seed=seed, surrogates=9, max_lag=1, E_max=3,
+        want = xedm.causal_network(da, "series", seed=seed, surrogates=9, max_lag=1, E_max=2,
                                    result="edges", progress=False)
     assert same(want, got) == []
     assert {k: str(v) for k, v in want.attrs.items()} == {
