@@ -114,3 +114,20 @@ def test_small_network_job_is_one_step(tmp_path, capsys):
         want = xedm.causal_network(xr.open_dataset(path).x, "series", seed=3, surrogates=9,
                                    max_lag=2, progress=False)
     assert same(want, got) == []
+
+
+@pytest.mark.distributed
+def test_job_on_local_cluster_equals_the_function(data, tmp_path, capsys):
+    """The blocks on two worker processes (the series and surrogates scattered to each):
+    the same edge list."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "net.zarr"
+    code, _, err = run(["network", data, "--series-dim", "series", "--surrogates", "9",
+                        "--max-lag", "1", "--E", "2", "--seed", "4", "--block", "65",
+                        "--workers", "2", "--out", out, "-q"], capsys)
+    assert code == 0, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = xedm.causal_network(xr.open_dataset(data).x, "series", seed=4, surrogates=9,
+                                   max_lag=1, E=2, result="edges", progress=False)
+    assert same(want, xr.open_zarr(out).load()) == []
