@@ -74,9 +74,9 @@ class CrossRows:
         else:
             rl = library_E_xmap(self.X, E=self.E, Tp=self.lags, rows=rows, cache=self._cache,
                                 **self.kw)["rho"]
-        best, at = lag_summary(rl, self.lags)
+        best, at, rho_at = lag_summary(rl, self.lags, with_rho=True)
         self._block = (rows, rl, best, at)
-        return np.take_along_axis(rl, at[..., None], -1)[..., 0]
+        return rho_at
 
     def keep(self, rows, table) -> None:
         rows = np.asarray(rows, np.int64)
@@ -98,24 +98,20 @@ class CrossRows:
         self._block = None
 
 
-def lag_summary(rho, lags):
+def lag_summary(rho, lags, with_rho: bool = False):
     """Per pair: the best lag overall (``best_Tp``, NaN where no rho is finite), and the index
     into ``lags`` of the best driver lag (Tp <= 0; the first driver lag where none is
-    finite).  The first of tied maxima; one (N, N) plane at a time (the (N, N, lags) copies
-    of an argmax took 2.5 s at N = 3,000)."""
+    finite); with ``with_rho`` also the skill there.  The first of tied maxima; one pass
+    over each pair's lags (the ``lag_summary`` kernel)."""
+    from ..kernels import get_kernel
+
     lags = np.asarray(lags, np.int64)
-
-    def first_max(idx):
-        top = np.full(rho.shape[:-1], -np.inf)
-        at = np.full(rho.shape[:-1], idx[0], np.int64)
-        for i in idx.tolist():
-            v = rho[..., i]
-            better = v > top  # NaN never is
-            np.copyto(top, v, where=better)
-            np.copyto(at, i, where=better)
-        return at, np.isfinite(top)
-
-    at_all, any_fin = first_max(np.arange(len(lags)))
-    best = np.where(any_fin, lags[at_all].astype(float), np.nan)
-    at, _ = first_max(np.flatnonzero(lags <= 0))
-    return best, at
+    rho = np.asarray(rho, np.float64)
+    shape = rho.shape[:-1]
+    flat = np.ascontiguousarray(rho).reshape(-1, rho.shape[-1])
+    at_all, finite, at, rho_at = get_kernel("lag_summary", "cpu")(
+        flat, np.flatnonzero(lags <= 0).astype(np.int64))
+    best = np.where(finite, lags[at_all].astype(float), np.nan).reshape(shape)
+    if with_rho:
+        return best, at.reshape(shape), rho_at.reshape(shape)
+    return best, at.reshape(shape)
