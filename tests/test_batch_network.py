@@ -114,6 +114,17 @@ def test_small_network_job_is_one_step(tmp_path, capsys):
         want = xedm.causal_network(xr.open_dataset(path).x, "series", seed=3, surrogates=9,
                                    max_lag=2, progress=False)
     assert same(want, got) == []
+    # started over with other parameters: the store and its metadata are the new job's
+    code, stdout, err = run(["network", path, "--series-dim", "series", "--seed", "3",
+                             "--surrogates", "9", "--max-lag", "2", "--alpha", "0.2",
+                             "--restart", "--out", out, "-q"], capsys)
+    assert code == 0, err
+    job = json.loads((out / ".xedm-batch" / "job.json").read_text())
+    assert job["alpha"] == 0.2 and xr.open_zarr(out).attrs["alpha"] == 0.2
+    code, stdout, _ = run(["network", path, "--series-dim", "series", "--seed", "3",
+                           "--surrogates", "9", "--max-lag", "2", "--alpha", "0.2",
+                           "--out", out, "-q"], capsys)
+    assert code == 0 and "finished before" in stdout
 
 
 @pytest.mark.distributed

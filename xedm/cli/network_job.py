@@ -83,7 +83,7 @@ def _batch(args, user: dict, da: xr.DataArray, tdim: str) -> int:
         else:
             result = _blocks(args, job, plan, client, progress)
             how = "library block by library block"
-    _finish(job, result, {"seed.json": plan["sig"]["seed"]})
+    _finish(job, result, {"seed.json": plan["sig"]["seed"]}, blocks=how != "in one step")
     links = int(result.link.values.sum())
     form = result.attrs.get("result", "dense")
     print(f"causal network of {da.name!r} over {args.series_dim!r} ({N} series, {how}): "
@@ -204,10 +204,11 @@ def _bar(progress: bool, desc: str, total: int):
     return progress_bar(progress, desc, total)
 
 
-def _finish(job: Job, result: xr.Dataset, extras: dict) -> None:
-    """The result into ``--out``, replacing the blocks: a new store built beside it with the
-    job's metadata and the digests of its variables (``FINISHED``), then renamed into
-    place."""
+def _finish(job: Job, result: xr.Dataset, extras: dict, blocks: bool) -> None:
+    """The result into ``--out``, replacing the blocks (``blocks``: the store holds them,
+    with the job's metadata; else the job's metadata is written new): a new store built
+    beside it with that metadata and the digests of its variables (``FINISHED``), then
+    renamed into place."""
     from ._outputs import netcdf_safe
 
     parent, base = os.path.split(job.out)
@@ -215,24 +216,26 @@ def _finish(job: Job, result: xr.Dataset, extras: dict) -> None:
     tmp = os.path.join(parent, f".{base}.xedm-new-{os.getpid()}")
     old = os.path.join(parent, f".{base}.xedm-old-{os.getpid()}")
     safe = netcdf_safe(result)
+    moved = False
     try:
         safe.to_zarr(tmp, mode="w-", zarr_format=2, consolidated=True)
-        if os.path.isdir(job.meta):
+        if blocks:  # the metadata Job.run wrote with the blocks (its markers, E, ...)
             shutil.copytree(job.meta, os.path.join(tmp, META))
-        else:
+        else:  # one step: this job's own (not an old store's, which --restart replaces)
             os.makedirs(os.path.join(tmp, META, "done"))
             _write_json(os.path.join(tmp, META, "job.json"),
                         {**job.spec, "input_fingerprint": job.fingerprint})
         for name, value in extras.items():
             _write_json(os.path.join(tmp, META, name), value)
         _write_json(os.path.join(tmp, META, FINISHED), _digests(safe))
-        moved = False
         if os.path.lexists(job.out):
             os.rename(job.out, old)
             moved = True
         os.rename(tmp, job.out)
     except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        if moved and not os.path.exists(job.out):
+            os.rename(old, job.out)
         if isinstance(err, CLIError) or not isinstance(err, Exception):
             raise
         raise CLIError(f"cannot write {job.arg}: {err}", status=1) from err
