@@ -412,22 +412,38 @@ class Job:
         """A new store with metadata, coordinates and in-memory variables (no dask data yet),
         built under a temporary name and renamed to ``--out``; with ``--restart`` the old
         job's store is removed once the new one is in place."""
+
+        def build(tmp):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                netcdf_safe(result).to_zarr(tmp, mode="w-", compute=False, zarr_format=2,
+                                            consolidated=True)
+            self.write_meta(tmp, extras)
+
+        self.install(build, self.replace)
+
+    def write_meta(self, store: str, extras: dict) -> None:
+        """The job's metadata in a store being built: its parameters and input fingerprint,
+        ``extras`` ({file name: JSON value}) and an empty folder of block markers."""
+        os.makedirs(os.path.join(store, META, "done"))
+        for name, value in extras.items():
+            _write_json(os.path.join(store, META, name), value)
+        _write_json(os.path.join(store, META, JOB),
+                    {**self.spec, "input_fingerprint": self.fingerprint})
+
+    def install(self, build, replace: bool) -> None:
+        """A store written by ``build(tmp)`` under a temporary name beside ``--out``, then
+        renamed to ``--out``.  With ``replace`` the store at ``--out`` (checked again, just
+        before, to be an xedm job's with nothing else in it) is moved away first, removed
+        once the new one is in place, and put back if anything fails."""
         parent, base = os.path.split(self.out)
         _sweep(parent, base)
         tmp = os.path.join(parent, f".{base}.xedm-new-{os.getpid()}")
         old = os.path.join(parent, f".{base}.xedm-old-{os.getpid()}")
         moved = False
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                netcdf_safe(result).to_zarr(tmp, mode="w-", compute=False, zarr_format=2,
-                                            consolidated=True)
-            os.makedirs(os.path.join(tmp, META, "done"))
-            for name, value in extras.items():
-                _write_json(os.path.join(tmp, META, name), value)
-            _write_json(os.path.join(tmp, META, JOB),
-                        {**self.spec, "input_fingerprint": self.fingerprint})
-            if self.replace:  # checked again now, just before it is moved away
+            build(tmp)
+            if replace:
                 if not is_job(self.out) or foreign_files(self.out):
                     raise CLIError(f"--out {self.arg} changed while the job started; nothing "
                                    "was deleted")
@@ -543,6 +559,22 @@ def _write_json(path: str, value) -> None:
     with open(tmp, "w") as f:
         json.dump(value, f, default=_plain)
     os.replace(tmp, path)
+
+
+def E_list(N: int, E_max: int, allow_none: bool = False):
+    """A check for :meth:`Job.saved`: a saved E per series, N integers in 1..E_max (or null,
+    with ``allow_none``)."""
+
+    def check(value):
+        if value is None and allow_none:
+            return None
+        if (not isinstance(value, list) or len(value) != N
+                or any(type(e) is not int or not 1 <= e <= E_max for e in value)):
+            return (f"a list of {N} integers in 1..{E_max}"
+                    f"{' (or null)' if allow_none else ''} was expected")
+        return None
+
+    return check
 
 
 def positive_ints(*keys: str):

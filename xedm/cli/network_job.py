@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from ._common import CLIError, call, options, public, run_scheduler, series_dim_of
-from .jobs import META, Job, _digest, _sweep, _write_json, open_lazy
+from .jobs import META, E_list, Job, _digest, _write_json, open_lazy
 
 FINISHED = "finished.json"  # META/FINISHED: the edge list is written; its variables' digests
 #: libraries per block by default (each block cross-maps them against every series)
@@ -73,17 +73,16 @@ def _batch(args, user: dict, da: xr.DataArray, tdim: str) -> int:
         except (ValueError, TypeError) as err:
             raise CLIError(str(err)) from err
         core = plan["core"]
-        screened, large = large_network(N, core["conditioning"], core["E_from"])
-        if not large or plan["form"] == "dense" and user.get("result") == "dense":
-            # one step: causal_network itself (a small network, or dense matrices asked for)
+        _, large = large_network(N, core["conditioning"], core["E_from"])
+        blocks = large and not (plan["form"] == "dense" and user.get("result") == "dense")
+        if blocks:
+            result = _blocks(args, job, plan, client, progress)
+        else:  # one step: causal_network itself (a small network, or dense matrices asked for)
             result = call(public("causal_network"), data,
                           user={**kwargs, "seed": plan["sig"]["seed"]},
                           optional={"progress": progress})
-            how = "in one step"
-        else:
-            result = _blocks(args, job, plan, client, progress)
-            how = "library block by library block"
-    _finish(job, result, {"seed.json": plan["sig"]["seed"]}, blocks=how != "in one step")
+    _finish(job, result, {"seed.json": plan["sig"]["seed"]}, blocks)
+    how = "library block by library block" if blocks else "in one step"
     links = int(result.link.values.sum())
     form = result.attrs.get("result", "dense")
     print(f"causal network of {da.name!r} over {args.series_dim!r} ({N} series, {how}): "
@@ -111,16 +110,6 @@ def _check_seed(value):
         f"a non-negative integer was expected, got {value!r:.80}")
 
 
-def _check_E(N: int, E_max: int):
-    def check(value):
-        if (not isinstance(value, list) or len(value) != N
-                or any(type(e) is not int or not 1 <= e <= E_max for e in value)):
-            return f"a list of {N} integers in 1..{E_max} was expected"
-        return None
-
-    return check
-
-
 def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
     """The per-library values block by block into the store (resumable), then the edge
     list from them."""
@@ -131,18 +120,18 @@ def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
     from ..core.network import finish_rows
     from ..core.network_rows import DTYPES, PAIR_KEYS, ROW_KEYS
     from ..core.predictive import SCREEN
+    from ..labeled.inputs import progress_bar
     from ..labeled.network import draw_surrogates, network_dataset
 
-    core = dict(plan["core"])
+    core = plan["core"]
     X = plan["x"]
     N = len(X)
-    E = core.pop("E")
-    if E is None:
-        E = job.saved("E.json", _check_E(N, int(core["E_max"])))
+    chosen = core["E"] is None  # chosen here, once: saved for a resumed job
+    E = job.saved("E.json", E_list(N, int(core["E_max"]))) if chosen else core["E"]
     if E is None:
         E = _ccm.choose_E(X, E_tab=np.arange(1, int(core["E_max"]) + 1), tau=core["tau"],
                           knn=core["knn"], excl=core["excl"], backend=core["backend"],
-                          progress=_bar(progress, "choose E", N))
+                          progress=progress_bar(progress, "choose E", N))
     E = np.asarray(E, np.int64)
     S = draw_surrogates(plan)
     lags = core["lags"]
@@ -154,9 +143,7 @@ def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
     from dask.base import tokenize
 
     token = tokenize(job.out, job.spec)
-    data = {}
-    for k in PAIR_KEYS + ROW_KEYS:
-        data[k] = []
+    data: dict = {k: [] for k in PAIR_KEYS + ROW_KEYS}
     for s in starts:
         rows = np.arange(s, min(s + block, N))
         part = dask.delayed(_rows, pure=False)(Xs, Ss, rows, SCREEN, kw,
@@ -175,16 +162,14 @@ def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
     rows_ds.attrs.update(xedm_stage="the per-library values of xedm network's blocks; "
                          "replaced by the edge list when every block is written")
     extras = {"blocks.json": {"library": block}, "seed.json": plan["sig"]["seed"]}
-    if plan["core"]["E"] is None:  # chosen here: saved for a resumed job
+    if chosen:
         extras["E.json"] = E.tolist()
     job.run(rows_ds, client, progress, extras=extras, desc="network blocks",
             what="block(s) of libraries")
     with xr.open_zarr(job.out, consolidated=True) as stored:
         raw = {k: stored[k].values.astype(DTYPES[k], copy=False) for k in PAIR_KEYS + ROW_KEYS}
-    c = plan["core"]
-    out = finish_rows(X, raw, E=E, lags=lags, alpha=c["alpha"], p_method=c["p_method"],
-                      max_lag=c["max_lag"])
-    out.pop("rho_lag_all", None)
+    out = finish_rows(X, raw, E=E, lags=lags, alpha=core["alpha"], p_method=core["p_method"],
+                      max_lag=core["max_lag"])
     return network_dataset({**plan, "form": "edges"}, out)
 
 
@@ -198,49 +183,26 @@ def _item(part: dict, key: str):
     return part[key]
 
 
-def _bar(progress: bool, desc: str, total: int):
-    from ..labeled.inputs import progress_bar
-
-    return progress_bar(progress, desc, total)
-
-
 def _finish(job: Job, result: xr.Dataset, extras: dict, blocks: bool) -> None:
     """The result into ``--out``, replacing the blocks (``blocks``: the store holds them,
     with the job's metadata; else the job's metadata is written new): a new store built
     beside it with that metadata and the digests of its variables (``FINISHED``), then
-    renamed into place."""
+    renamed into place (:meth:`~xedm.cli.jobs.Job.install`)."""
     from ._outputs import netcdf_safe
 
-    parent, base = os.path.split(job.out)
-    _sweep(parent, base)
-    tmp = os.path.join(parent, f".{base}.xedm-new-{os.getpid()}")
-    old = os.path.join(parent, f".{base}.xedm-old-{os.getpid()}")
     safe = netcdf_safe(result)
-    moved = False
-    try:
+
+    def build(tmp):
         safe.to_zarr(tmp, mode="w-", zarr_format=2, consolidated=True)
         if blocks:  # the metadata Job.run wrote with the blocks (its markers, E, ...)
             shutil.copytree(job.meta, os.path.join(tmp, META))
+            for name, value in extras.items():
+                _write_json(os.path.join(tmp, META, name), value)
         else:  # one step: this job's own (not an old store's, which --restart replaces)
-            os.makedirs(os.path.join(tmp, META, "done"))
-            _write_json(os.path.join(tmp, META, "job.json"),
-                        {**job.spec, "input_fingerprint": job.fingerprint})
-        for name, value in extras.items():
-            _write_json(os.path.join(tmp, META, name), value)
+            job.write_meta(tmp, extras)
         _write_json(os.path.join(tmp, META, FINISHED), _digests(safe))
-        if os.path.lexists(job.out):
-            os.rename(job.out, old)
-            moved = True
-        os.rename(tmp, job.out)
-    except BaseException as err:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if moved and not os.path.exists(job.out):
-            os.rename(old, job.out)
-        if isinstance(err, CLIError) or not isinstance(err, Exception):
-            raise
-        raise CLIError(f"cannot write {job.arg}: {err}", status=1) from err
-    if moved:
-        shutil.rmtree(old, ignore_errors=True)
+
+    job.install(build, replace=os.path.lexists(job.out))
 
 
 def _digests(ds: xr.Dataset) -> dict:

@@ -34,7 +34,7 @@ from ._common import (
     variable,
 )
 from ._outputs import write_netcdf
-from .jobs import Job, ignoring, open_lazy, positive_ints, run_tasks, workers
+from .jobs import E_list, Job, ignoring, open_lazy, positive_ints, run_tasks, workers
 
 
 def add_parser(sub) -> None:
@@ -102,18 +102,6 @@ def _in_memory(args, xmap, da) -> int:
     return 0
 
 
-def _check_E(N: int, E_max: int):
-    def check(value):
-        if value is None:
-            return None
-        if (not isinstance(value, list) or len(value) != N
-                or any(type(e) is not int or not 1 <= e <= E_max for e in value)):
-            return f"a list of {N} integers in 1..{E_max} (or null) was expected"
-        return None
-
-    return check
-
-
 def batch(args) -> int:
     """``xedm xmap INPUT ... --out OUT.zarr``: the blocked map, written block by block."""
     tdim = args.time_dim or "time"
@@ -154,7 +142,7 @@ def _batch(args, xmap, da, tdim: str) -> int:
         E = args.E
         with _target_block(blocks["target"]):
             if E is None:
-                E = job.saved("E.json", _check_E(N, E_max))
+                E = job.saved("E.json", E_list(N, E_max, allow_none=True))
             # (with surrogates the map is one task that chooses E itself: no first stage)
             if E is None and not args.surrogates:  # the first stage: E per series
                 first = call(xmap, lazy, user={**user, "E": None},
