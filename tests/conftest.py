@@ -32,13 +32,16 @@ def pytest_configure_node(node):  # pytest-xdist's controller, for each worker
     node.workerinput["xedm_loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
+#: test_neighbors tests that build an NN-descent index without "nndescent" in their id (a
+#: loop over the approximate methods)
+PYNNDESCENT_INSIDE = ("test_multi_column_embedded", "test_inputs_untouched")
 #: tests that share one xdist worker (a costly start paid once, not in each worker): those
 #: that build a pynndescent index (its first build in a process compiles nn_descent for 30
 #: to 100 seconds, which numba cannot cache), and the exit matrix (its module fixture forks
 #: every cell from one driver process)
 GROUPS = {
     "pynndescent": lambda item: item.path.name == "test_neighbors.py" and (
-        "nndescent" in item.nodeid or item.name == "test_multi_column_embedded"),
+        "nndescent" in item.nodeid or item.name in PYNNDESCENT_INSIDE),
     "exit": lambda item: item.path.name == "test_exit.py",
 }
 
