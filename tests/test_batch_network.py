@@ -1,7 +1,7 @@
 """``xedm network ... --out OUT.zarr``: the network as a resumable batch job
 (xedm/cli/network_job.py): interrupted in a block, run again, it computes only the blocks not
-written and ends with the edge list ``xedm.causal_network`` returns, with the E and the seed
-it chose the first time."""
+written (and draws no surrogate when none is left) and ends with the edge list
+``xedm.causal_network`` returns, with the E and the seed it chose the first time."""
 
 from __future__ import annotations
 
@@ -70,9 +70,31 @@ def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys,
     calls.clear()
     monkeypatch.setattr(network_job, "_rows", lambda *a: (calls.append(int(a[2][0])),
                                                           real(*a))[1])
+    # resumed: the blocks not written are computed, and then the final step fails
+    import xedm.core.network as core_network
+    import xedm.labeled.network as labeled_network
+
+    finish = core_network.finish_rows
+
+    def lost(*a, **k):
+        raise RuntimeError("the node was lost again")
+
+    monkeypatch.setattr(core_network, "finish_rows", lost)
+    draws = []
+    draw = labeled_network.draw_surrogates
+    monkeypatch.setattr(labeled_network, "draw_surrogates",
+                        lambda *a, **k: (draws.append(1), draw(*a, **k))[1])
+    code, _, err = run(args, capsys)
+    assert code != 0 and "lost again" in err
+    assert sorted(calls) == sorted({0, 50, 100} - before)  # the written blocks were kept
+    assert len(os.listdir(meta / "done")) == 3 and draws == [1]  # drawn once, for them
+    # resumed with every block written: no block computed, no surrogate drawn
+    monkeypatch.setattr(core_network, "finish_rows", finish)
+    calls.clear()
+    draws.clear()
     code, stdout, err = run(args, capsys)
     assert code == 0, err
-    assert sorted(calls) == sorted({0, 50, 100} - before)  # the written blocks were kept
+    assert calls == [] and draws == []
     got = xr.open_zarr(out).load()
     assert got.attrs["surrogate_seed"] == seed and got.E.values.tolist() == E
     da = xr.open_dataset(data).x

@@ -133,16 +133,21 @@ def _blocks(args, job: Job, plan: dict, client, progress: bool) -> xr.Dataset:
                           knn=core["knn"], excl=core["excl"], backend=core["backend"],
                           progress=progress_bar(progress, "choose E", N))
     E = np.asarray(E, np.int64)
-    S = draw_surrogates(plan)
     lags = core["lags"]
     block = int(args.block or min(N, BLOCK))
     starts = list(range(0, N, block))
     kw = dict(E=E, lags=lags, tau=core["tau"], knn=core["knn"], excl=core["excl"],
               backend=core["backend"], method=core["method"], max_lag=core["max_lag"])
-    Xs, Ss = (client.scatter([X, S], broadcast=True) if client is not None else (X, S))
     from dask.base import tokenize
 
     token = tokenize(job.out, job.spec)
+    Xs = client.scatter(X, broadcast=True) if client is not None else X
+    # the surrogates: a task of their own, which the blocks take, so that they are drawn
+    # only when a block is computed (a job resumed after its last block draws none: N x n x
+    # T values, minutes at N = 100,000); on a cluster drawn by one worker, sent to the others
+    Ss = dask.delayed(draw_surrogates, pure=True)(
+        {"sig": plan["sig"], "n_sur": plan["n_sur"]}, Xs,
+        dask_key_name=f"xedm-network-surrogates-{token}")
     data: dict = {k: [] for k in PAIR_KEYS + ROW_KEYS}
     for s in starts:
         rows = np.arange(s, min(s + block, N))

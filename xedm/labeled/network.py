@@ -327,13 +327,15 @@ def network_plan(data, series_dim=None, *, time_dim=None, columns=None, E=None, 
             "attrs": attrs}
 
 
-def draw_surrogates(plan: dict) -> np.ndarray:
-    """The surrogates (N, n, T) of a :func:`network_plan`: every series', from its seed."""
+def draw_surrogates(plan: dict, x=None) -> np.ndarray:
+    """The surrogates (N, n, T) of a :func:`network_plan`: every series', from its seed
+    (``x``: the plan's series, given apart; default ``plan["x"]``; only ``sig`` and
+    ``n_sur`` of the plan are read besides)."""
     from ..stats.surrogates import make_surrogates
 
     sig = plan["sig"]
-    return make_surrogates(plan["x"], sig["method"], plan["n_sur"], sig["seed"],
-                           **sig["options"])[0]
+    return make_surrogates(plan["x"] if x is None else x, sig["method"], plan["n_sur"],
+                           sig["seed"], **sig["options"])[0]
 
 
 def network_dataset(plan: dict, out: dict, rho_all=None) -> xr.Dataset:
