@@ -214,3 +214,71 @@ def test_work_estimate_counts_the_candidates_only_where_network_does(monkeypatch
     assert large_network(500, conditioning, E_from)[1] is only
     assert seen["libraries"] == (SCREEN if only else None)
     assert large_network(129, "predictive", "library") == (False, False)  # 128 others
+
+
+def _pick_reference(sc, rb, use_rho, allow, use_allow, own, m, n_rho):
+    """The candidates of each row by sorting (the rule of screen_pick's docstring)."""
+    B, N = sc.shape
+    out = np.full((B, m), -1, np.int64)
+    for b in range(B):
+        ok = set(range(N)) if not use_allow else {int(j) for j in allow[b] if j >= 0}
+        ok.discard(int(own[b]))
+        if len(ok) <= m:
+            keep = sorted(ok)[:m]
+        else:
+            by_rho = []
+            if use_rho:
+                fin = [j for j in ok if np.isfinite(rb[b, j])]
+                by_rho = sorted(fin, key=lambda j: (-rb[b, j], j))[:n_rho]
+            score = {j: (-np.inf if np.isnan(sc[b, j]) else sc[b, j]) for j in ok}
+            rest = sorted(ok - set(by_rho), key=lambda j: (-score[j], j))
+            keep = sorted(by_rho + rest[:m - len(by_rho)])
+        out[b, :len(keep)] = keep
+    return out
+
+
+@pytest.mark.parametrize("use_allow", [False, True])
+def test_screen_pick_equals_sorting_with_ties_and_missing_values(use_allow):
+    from xedm.kernels import get_kernel
+
+    rng = np.random.default_rng(5)
+    B, N, m, n_rho = 40, 60, 8, 2
+    sc = rng.integers(0, 5, (B, N)).astype(float)  # many ties
+    sc[rng.random((B, N)) < 0.05] = np.nan
+    rb = np.round(rng.uniform(-1, 1, (B, N)), 1)  # ties too
+    rb[rng.random((B, N)) < 0.1] = np.nan
+    rb[rng.random((B, N)) < 0.05] = np.inf
+    own = rng.permutation(N)[:B]
+    allow = np.full((B, 20), -1, np.int64)
+    for b in range(B):  # ascending tables, some with the series itself, some short
+        k = int(rng.integers(0, 21))
+        allow[b, :k] = np.sort(rng.choice(N, k, replace=False))
+    pick = get_kernel("screen_pick", "cpu")
+    for use_rho in (False, True):
+        got = pick(sc, rb, use_rho, allow, use_allow, own, m, n_rho)
+        want = _pick_reference(sc, rb, use_rho, allow, use_allow, own, m, n_rho)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_candidates_without_a_table_equal_every_pair():
+    # allowed=None (every other series, no (N, N) table) picks what the full table picks,
+    # in one block or in several
+    from xedm.core import screen
+    from xedm.core.pairs import all_pairs
+
+    N, m = 30, 5
+    Z, e0, t0 = _case(N, 90, 4)
+    rho = np.random.default_rng(6).uniform(-1, 1, (N, N))
+    want = candidates(np, Z, e0, t0, 2, all_pairs(N), m, rho)
+    np.testing.assert_array_equal(candidates(np, Z, e0, t0, 2, None, m, rho), want)
+    rows = np.zeros(N, bool)
+    rows[[1, 7, 29]] = True
+    part = candidates(np, Z, e0, t0, 2, None, m, rho, rows)
+    np.testing.assert_array_equal(part[rows], want[rows])
+    assert (part[~rows] == -1).all()
+    old = screen.SCORE_BYTES
+    try:
+        screen.SCORE_BYTES = 8 * N * 4  # blocks of 4 rows
+        np.testing.assert_array_equal(candidates(np, Z, e0, t0, 2, None, m, rho), want)
+    finally:
+        screen.SCORE_BYTES = old

@@ -294,8 +294,9 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
     ex = [max(int(excl), decorrelation_time(Z[i])) for i in range(N)]  # Theiler windows
     if pairs is not None:
         table = np.asarray(pairs, np.int64)
-    elif pool is None:
-        table = all_pairs(N)
+    elif pool is None:  # every other series; left implicit where the screen replaces it
+        # (an (N, N) table is 80 GB at N = 100,000)
+        table = None if screen is not None and N - 1 > screen else all_pairs(N)
     else:
         table = pool_pairs(np.asarray(pool, bool) & ~np.eye(N, dtype=bool))
     extra, width = (int(v) for v in neighborhood)
@@ -315,7 +316,8 @@ def predictive_tests(X, E, *, weight=0.1, theta=1.0, alpha_drop=0.7, alpha_keep=
         b = _Batch(extra)
         first = [b.add(i, [-1], [], 0) for i in part]
         st.keep(part, b.run(st, weight, theta), first)
-    n_allowed = ((table >= 0) & (table != np.arange(N)[:, None])).sum(axis=1)
+    n_allowed = (np.full(N, N - 1) if table is None else
+                 ((table >= 0) & (table != np.arange(N)[:, None])).sum(axis=1))
     if screen is not None and (n_allowed > screen).any():  # a large network
         from .screen import candidates
 

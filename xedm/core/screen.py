@@ -85,43 +85,45 @@ def _top(key, m: int) -> np.ndarray:
 def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None,
                rows=None) -> np.ndarray:
     """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each
-    series among those of the table ``allowed`` (N, m0), the series itself left out (module
-    docstring): the ``RHO_SHARE`` of m of highest cross-map skill ``rho`` (N, N), when given
-    (NaN lowest; or a :class:`xedm.core.cross_maps.CrossRows`, which computes each block's and
-    keeps its values at the block's candidates), and the others of highest
-    :func:`residual_scores` (ties to the lower index).  Rows with at most m allowed keep
-    them all.  Built block by block of rows: no (N, N) array.  ``rows`` (N,) bool: only
-    those rows (the others' table rows are empty)."""
-    from .pairs import pool_pairs
+    series among those of the table ``allowed`` (N, m0; None: every other series), the
+    series itself left out (module docstring): the ``RHO_SHARE`` of m of highest cross-map
+    skill ``rho`` (N, N), when given (NaN lowest; or a
+    :class:`xedm.core.cross_maps.CrossRows`, which computes each block's and keeps its
+    values at the block's candidates), and the others of highest :func:`residual_scores`
+    (ties to the lower index).  Rows with at most m allowed keep them all.  Built block by
+    block of rows (the ``screen_pick`` kernel picks each block's): no (N, N) array.
+    ``rows`` (N,) bool: only those rows (the others' table rows are empty)."""
+    from ..kernels import get_kernel
 
-    allowed = np.asarray(allowed, np.int64)
-    N = len(allowed)
+    N = len(Z)
     n_rho = int(round(RHO_SHARE * m)) if rho is not None else 0
     per = max(SCORE_BYTES // (8 * max(N, 1)), 1)
     out = np.full((N, m), -1, np.int64)
     todo = np.arange(N) if rows is None else np.flatnonzero(rows)
+    pick = get_kernel("screen_pick", "cpu")
+    none = np.zeros((0, 0))
     for s in range(0, len(todo), per):
         rows = todo[s:s + per]
-        ok = np.zeros((len(rows), N), bool)  # the block's allowed pairs
-        r_idx = np.broadcast_to(np.arange(len(rows))[:, None], allowed[rows].shape)
-        valid = allowed[rows] >= 0
-        ok[r_idx[valid], allowed[rows][valid]] = True
-        ok[np.arange(len(rows)), rows] = False
-        big = ok.sum(axis=1) > m
         streamed = n_rho and not isinstance(rho, np.ndarray)  # a CrossRows: this block's
         rr = rho.rows_rho(rows) if streamed else None
-        if big.any():
-            b = np.flatnonzero(big)
+        if allowed is None:
+            allow = np.zeros((len(rows), 0), np.int64)
+            big = np.full(len(rows), N - 1 > m)
+        else:
+            allow = np.ascontiguousarray(allowed[rows], np.int64)
+            big = ((allow >= 0) & (allow != rows[:, None])).sum(axis=1) > m
+        b = np.flatnonzero(big)
+        if len(b):  # scores only where there is a choice to make
             sc = residual_scores(xp, Z, e0, t0, max_lag, rows[b])
-            sc = np.asarray(sc.get() if hasattr(sc, "get") else sc)
-            key = np.where(ok[b], sc, -np.inf)
-            if n_rho:
-                rb = rr[b] if streamed else rho[rows[b]]
-                r = np.where(ok[b] & np.isfinite(rb), rb, -np.inf)
-                key[_top(r, n_rho) & (r > -np.inf)] = np.inf
-            ok[b] = _top(key, m) & ok[b]
-        t = pool_pairs(ok)
-        out[rows, :t.shape[1]] = t[:, :m]
+            sc = np.ascontiguousarray(sc.get() if hasattr(sc, "get") else sc, np.float64)
+            rb = (rr[b] if streamed else rho[rows[b]]) if n_rho else none
+            out[rows[b]] = pick(sc, np.ascontiguousarray(rb, np.float64), bool(n_rho),
+                                allow[b], allowed is not None, rows[b], int(m), n_rho)
+        small = np.flatnonzero(~big)
+        if len(small):  # every allowed driver (at most m), ascending
+            out[rows[small]] = pick(np.zeros((len(small), N)), none, False,
+                                    allow[small], allowed is not None, rows[small],
+                                    int(m), 0)
         if streamed:
             rho.keep(rows, out[rows])
     return out
