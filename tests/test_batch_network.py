@@ -52,11 +52,11 @@ def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys,
     calls = []
     real = network_job._rows
 
-    def failing(X, S, rows, m, kw):
+    def failing(X, S, prepared, rows, m, kw):
         calls.append(int(rows[0]))
         if rows[0] == 50:
             raise RuntimeError("the node was lost")
-        return real(X, S, rows, m, kw)
+        return real(X, S, prepared, rows, m, kw)
 
     monkeypatch.setattr(network_job, "_rows", failing)
     code, _, err = run(args, capsys)
@@ -68,7 +68,7 @@ def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys,
     seed = json.loads((meta / "seed.json").read_text())  # none was given: drawn, then saved
     E = json.loads((meta / "E.json").read_text())
     calls.clear()
-    monkeypatch.setattr(network_job, "_rows", lambda *a: (calls.append(int(a[2][0])),
+    monkeypatch.setattr(network_job, "_rows", lambda *a: (calls.append(int(a[3][0])),
                                                           real(*a))[1])
     # resumed: the blocks not written are computed, and then the final step fails
     import xedm.core.network as core_network

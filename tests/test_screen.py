@@ -282,3 +282,26 @@ def test_candidates_without_a_table_equal_every_pair():
         np.testing.assert_array_equal(candidates(np, Z, e0, t0, 2, None, m, rho), want)
     finally:
         screen.SCORE_BYTES = old
+
+
+def test_prepared_series_give_the_same_tests():
+    # prepare() made once (a batch job's blocks, the wider fits' second selection) is what
+    # predictive_tests makes itself: the same outputs, and the rows' results those of the
+    # whole
+    from xedm.core.predictive import decorrelation_time, prepare
+
+    ds = xedm.datasets.sparse_network(12, 200, seed=3)
+    X = ds.x.values
+    Z, dec = prepare(X)
+    np.testing.assert_array_equal(Z, standardize(X))
+    assert dec.tolist() == [decorrelation_time(z) for z in Z]
+    E = np.full(12, 2)
+    want = predictive_tests(X, E, max_lag=2)
+    got = predictive_tests(X, E, max_lag=2, prepared=(Z, dec))
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+    rows = np.zeros(12, bool)
+    rows[[2, 5]] = True
+    part = predictive_tests(X, E, max_lag=2, prepared=(Z, dec), rows=rows)
+    for a, b in zip(want[:3], part[:3], strict=True):  # p, gain, selected
+        np.testing.assert_array_equal(a[rows], b[rows])
