@@ -229,3 +229,30 @@ def test_lag_summary_matches_a_loop():
             want = d[int(np.argmax(v[d]))] if d else 0
             assert at[i, j] == want
             assert np.array_equal(r_at[i, j], v[want], equal_nan=True)
+
+
+def test_gather_scaled_is_numpys_rescaling():
+    # pair_null's surrogates of the used targets, each row times 2^-e (e: its largest finite
+    # |value|'s exponent): bit for bit the NumPy expression it replaced, NaN, inf, zero and
+    # subnormal rows included
+    from xedm.core.skill import unit_exponents
+    from xedm.kernels import get_kernel
+
+    rng = np.random.default_rng(7)
+    S = rng.standard_normal((9, 4, 50)) * np.exp(rng.uniform(-700, 700, (9, 4, 1)))
+    S[0, 0, 5] = np.nan
+    S[1, 2, 7] = np.inf
+    S[2, 3] = 0.0
+    S[3, 1] = np.nan
+    S[4, 1, :3] = -np.inf
+    S[5, 0] = 1e-310
+    S[6, 2] = -4.0  # an exact power of 2
+    assert get_kernel("gather_scaled", "cpu")(S, np.array([], np.int64)).shape == (0, 4, 50)
+    for used in (np.arange(9), np.array([1, 3, 4, 8])):
+        got = get_kernel("gather_scaled", "cpu")(S, used)
+        a = S[used].reshape(len(used) * 4, 50)
+        want = (a * np.ldexp(1.0, -unit_exponents(a))[:, None]).reshape(len(used), 4, 50)
+        np.testing.assert_array_equal(got, want)
+        finite = np.abs(np.where(np.isfinite(got), got, 0.0)).max(axis=2)
+        normal = np.abs(np.where(np.isfinite(S[used]), S[used], 0.0)).max(axis=2) > 1e-300
+        assert ((finite >= 0.5) & (finite < 1))[normal].all()  # (subnormal: e >= -1021)

@@ -19,7 +19,6 @@ from ..kernels import get_kernel
 from ..kernels.stats.null import null_rows
 from . import ccm as _ccm
 from .pairs import pool_pairs
-from .skill import unit_exponents
 
 
 def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="exact",
@@ -67,8 +66,7 @@ def pair_null(X, S, E, pool, rho_obs, *, tau, Tp, knn, excl, backend, method="ex
     used = np.unique(cand[has])
     local = np.zeros(N, np.int64)
     local[used] = np.arange(len(used))
-    Sc = np.asarray(S[used] if len(used) < N else S, np.float64).reshape(len(used) * n_sur, T)
-    Sc = (Sc * np.ldexp(1.0, -unit_exponents(Sc))[:, None]).reshape(len(used), n_sur, T)
+    Sc = get_kernel("gather_scaled", "cpu")(np.asarray(S, np.float64), used)
     gpu = backend == "gpu"
     Sc = get_kernel("to_device", backend)(Sc)  # once: every batch gathers from it
     look = get_kernel("xmap_pair_skill", backend)
