@@ -120,6 +120,21 @@ def test_interrupted_job_resumes_and_equals_the_function(data, tmp_path, capsys,
     assert code != 0 and "--restart" in err
 
 
+def test_job_is_not_refused_by_the_interactive_time_limit(data, tmp_path, capsys):
+    # a network worth a batch job is over the 10 minutes an interactive call may take; the
+    # job runs it (block by block, resumable), the function refuses it
+    out = tmp_path / "net.zarr"
+    args = ["network", data, "--series-dim", "series", "--surrogates", "9", "--max-lag", "1",
+            "--E", "2", "--seed", "4", "--block", "65", "--out", out, "-q"]
+    with xedm.set_options(work_limit=1e-6):
+        with pytest.raises(ValueError, match="work limit"):
+            xedm.causal_network(xr.open_dataset(data).x, "series", seed=4, surrogates=9,
+                                max_lag=1, E=2, progress=False)
+        code, stdout, err = run(args, capsys)
+    assert code == 0, err
+    assert "library block by library block" in stdout
+
+
 def test_small_network_job_is_one_step(tmp_path, capsys):
     ds = xedm.datasets.sparse_network(6, 300, seed=2)
     path = tmp_path / "six.nc"

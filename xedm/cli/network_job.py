@@ -56,7 +56,12 @@ def _batch(args, user: dict, da: xr.DataArray, tdim: str) -> int:
     job = Job(args.out, spec, restart=args.restart or args.overwrite,
               flag="--restart" if args.restart else "--overwrite")
     progress = not args.quiet
-    with _scheduler(args) as client, options(args):
+    from ..options import set_options
+
+    # a batch job runs for as long as it takes (block by block, resumable): the time limit
+    # of an interactive call (work_limit, 10 minutes by default) would refuse any network
+    # worth a job, and the command line has no way to raise it; memory is still checked
+    with _scheduler(args) as client, options(args), set_options(work_limit=None):
         job.read_input(da, tdim, client, progress, args.file)
         if job.resume and os.path.isfile(os.path.join(job.meta, FINISHED)):
             _verify_finished(job)
