@@ -69,19 +69,6 @@ def residual_scores(xp, Z, e0, t0, max_lag: int, rows) -> np.ndarray:
     return out
 
 
-def _top(key, m: int) -> np.ndarray:
-    """(B, N) bool: the ``m`` largest of each row of ``key`` (ties to the lower index), by
-    a partition (a sort of every row took 10 s at N = 10,000)."""
-    B, N = key.shape
-    if m >= N:
-        return np.ones((B, N), bool)
-    thr = -np.partition(-key, m - 1, axis=1)[:, m - 1:m]  # each row's m-th largest
-    above = key > thr
-    tie = key == thr
-    need = m - above.sum(axis=1, keepdims=True)
-    return above | (tie & (np.cumsum(tie, axis=1) <= need))
-
-
 def candidates(xp, Z, e0, t0, max_lag: int, allowed, m: int, rho=None,
                rows=None) -> np.ndarray:
     """(N, m) pair table (:mod:`xedm.core.pairs`): the ``m`` candidate drivers of each

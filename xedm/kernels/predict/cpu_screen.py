@@ -8,9 +8,9 @@ Row b is series ``own[b]``; its allowed drivers are the valid entries (>= 0) of
 ``allow[b]`` when ``use_allow`` (else every series), itself left out.  A row with at most
 ``m`` allowed keeps them all.  Otherwise it keeps ``m``: the ``n_rho`` allowed of highest
 cross-map skill ``rb[b]`` (when ``use_rho``; non-finite skill never counts) and, for the
-rest, those of highest score ``sc[b]`` (NaN ranks as -inf).  Each "highest" is the rule of
-:func:`xedm.core.screen._top`: the k largest by value, ties to the lower index.  The table
-lists the kept drivers in ascending order, padded with -1.
+rest, those of highest score ``sc[b]`` (NaN ranks as -inf).  Each "highest" is the k
+largest by value, ties to the lower index.  The table lists the kept drivers in ascending
+order, padded with -1.
 """
 
 from __future__ import annotations
